@@ -1,0 +1,114 @@
+"""The `companion` command."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from companion import __version__
+
+EXIT_CONFIG = 2
+EXIT_START = 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="companion", description="Table Companion: keeps a board game's state beside the "
+                                "real board and serves a live page for a tablet.")
+    p.add_argument("--version", action="version", version=f"companion {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run = sub.add_parser("run", help="run the daemon and serve the table page",
+                         description="Run the daemon. With no --config it uses built-in defaults: the simulated "
+                                     "table, Balance Duels, 2 players, balance model A.")
+    run.add_argument("--config", type=Path, help="the TOML config file (default: built-in defaults)")
+    run.add_argument("--simulate", action="store_true", help="use the simulated table instead of real sensors")
+    run.add_argument("--host", help="address to listen on (default: from the config, else 127.0.0.1)")
+    run.add_argument("--port", type=int, help="port to listen on (default: from the config, else 8080)")
+    run.add_argument("--db", type=Path, help="the event store file (default: [store] path, else ./var/)")
+    run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return p
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"companion: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from companion.config import ConfigError, load
+
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # waitress warns about queue depth under many event streams; the stream cap answers those with 503
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    try:
+        cfg = load(args.config)
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, str(exc))
+    changes = {}
+    if args.config is None or args.simulate:
+        changes["simulate"] = True
+    if args.host:
+        changes["host"] = args.host
+    if args.port is not None:
+        if not 0 <= args.port <= 65535:
+            return _fail(EXIT_CONFIG, f"--port must be from 0 to 65535, not {args.port}")
+        changes["port"] = args.port
+    if args.db is not None:
+        changes["store_path"] = args.db
+    cfg = dataclasses.replace(cfg, **changes)
+    if cfg.sensors and not cfg.simulate:
+        return _fail(EXIT_CONFIG, f"{cfg.source}: sensors are configured but this build has no real drivers yet; "
+                                  "run with --simulate")
+    return serve(cfg)
+
+
+def serve(cfg) -> int:
+    from waitress.server import create_server
+
+    from companion.daemon import Companion
+    from companion.store import StoreError
+    from companion.web import create_app
+
+    try:
+        companion = Companion(cfg)
+    except StoreError as exc:
+        return _fail(EXIT_START, str(exc))
+    try:
+        server = create_server(create_app(companion), host=cfg.host, port=cfg.port,
+                               threads=cfg.max_streams + 8, ident="companion", channel_timeout=60)
+    except OSError as exc:
+        companion.stop()
+        reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
+        return _fail(EXIT_START, f"{cfg.host}:{cfg.port} {reason}; choose another with --port")
+    port = server.effective_port
+    shown = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+    mode = "simulated table" if cfg.simulate else "real table"
+    print(f"Table Companion on the {mode}: open http://{shown}:{port}", flush=True)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    companion.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        companion.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        return cmd_run(args)
+    return _fail(EXIT_CONFIG, f"unknown command {args.command}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

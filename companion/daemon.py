@@ -1,0 +1,216 @@
+"""Wiring: config → drivers → sensing → game host → store → page, LEDs and buzzer.
+
+`Companion` owns the long-lived parts; `build()` makes one from a config so the
+CLI, tests and benchmarks start the same daemon.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from typing import Any
+
+from companion.clock import Clock
+from companion.config import Config
+from companion.devices import Calibration, SensorMonitor
+from companion.games import balance_duels as bd
+from companion.games.base import RuleError
+from companion.games.registry import engines
+from companion.hardware.simulated import (SimAccelerometer, SimButtonPanel, SimIndicators, SimLoadCell,
+                                          SimTiltSwitch, SimulatedTable)
+from companion.host import GameHost
+from companion.store import EventStore
+
+log = logging.getLogger(__name__)
+SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
+SIM_CELLS = 2
+DEMO_PAUSE_AFTER_HUMAN_S = 60.0
+
+
+class Companion:
+    def __init__(self, config: Config, *, clock: Clock | None = None, store: EventStore | None = None):
+        self.config = config
+        self.clock = clock or Clock()
+        self.model = config.model()
+        self.rng = random.Random(config.seed)
+        self.store = store or EventStore(config.database())
+        default_options = dict(config.game_options)
+        if config.game == "balance_duels":
+            default_options.setdefault("players", config.players)
+        self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock)
+        self.table: SimulatedTable | None = None
+        self.sensors: SensorMonitor | None = None
+        self.indicators = SimIndicators(self.clock)
+        self.buttons = SimButtonPanel()
+        self.selection = 0  # the move highlighted by the 'next' button
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        if config.simulate:
+            self._build_simulation()
+        self.buttons.on_press(self.press)
+        self.buttons.on_hold(self.hold)
+        self.host.on_change(self._after_change)
+        self._after_change()
+
+    # --- simulation
+    def _build_simulation(self) -> None:
+        seed = self.config.seed
+        self.table = SimulatedTable(self.model, self.clock, seed=seed)
+        cal = Calibration(axis="ax", level_g=0.0)
+        cells = []
+        for i in range(SIM_CELLS):
+            name = f"load{i}"
+            cpg = 2150.0
+            share = 1.0 / SIM_CELLS
+            offset = SIM_ZERO_COUNTS + self.table.arm_mass_g * share * cpg
+            cells.append(SimLoadCell(self.table, name, share=share, offset_counts=SIM_ZERO_COUNTS,
+                                     counts_per_gram=cpg, seed=None if seed is None else seed + i))
+            cal.offsets[name] = offset
+            cal.counts_per_gram[name] = cpg
+        self.sensors = SensorMonitor(
+            self.model, cal, load_cells=cells, accelerometer=SimAccelerometer(self.table, seed=seed),
+            tilt=SimTiltSwitch(self.table, seed=seed), clock=self.clock)
+        self._sync_table(hand=False)
+        self.table.settle()
+
+    def _sync_table(self, hand: bool = True) -> None:
+        if self.table is None or self.host.game != "balance_duels":
+            return
+        want = sorted(self.host.state.on_arm())
+        have = sorted(self.table.snapshot()["pawns"])
+        if want != have:
+            self.table.set_pawns(want, hand_s=0.6 if hand else 0.0)
+
+    # --- reactions to every change
+    def _after_change(self) -> None:
+        self._sync_table()
+        snap = self.host.snapshot()
+        if snap["game"] == "balance_duels":
+            view = snap["view"]
+            self.indicators.show(view["indicator"])
+            if view["tipped_by"] is not None and snap["last_action"] and snap["last_action"] != "undo":
+                self.indicators.buzz(2.0)
+            self.selection = 0
+        else:
+            self.indicators.show("off")
+
+    # --- buttons: roll, next (cycle the highlighted move), confirm, undo (hold any)
+    def press(self, name: str) -> str | None:
+        """Handle a short press; returns the refusal message when the press was out of turn."""
+        try:
+            if self.host.game != "balance_duels":
+                raise RuleError(f"the '{name}' button does nothing in {self.host.engine.title}; use the page")
+            view = self.host.snapshot()["view"]
+            if name == "roll":
+                self.roll_die(source="button")
+            elif name == "next":
+                if not view["moves"]:
+                    raise RuleError("roll the die first")
+                self.selection = (self.selection + 1) % len(view["moves"])
+            elif name == "confirm":
+                if not view["moves"]:
+                    raise RuleError("roll the die first")
+                move = view["moves"][min(self.selection, len(view["moves"]) - 1)]["move"]
+                self.host.act({"type": "move", "move": move}, source="button")
+            elif name == "undo":
+                self.host.undo(source="button")
+            else:
+                raise RuleError(f"no action for button {name!r}")
+        except RuleError as exc:
+            return self.flash(str(exc))
+        return None
+
+    def hold(self, name: str) -> str | None:
+        """A long press on any button takes back the last action."""
+        try:
+            self.host.undo(source="button")
+        except RuleError as exc:
+            return self.flash(str(exc))
+        return None
+
+    def flash(self, message: str) -> str:
+        """A button pressed out of turn: tell the table on the page and with a short buzz."""
+        log.info("button refused: %s", message)
+        self.last_refusal = {"message": message, "at": self.clock.now()}
+        self.indicators.buzz(0.2)
+        return message
+
+    last_refusal: dict | None = None
+
+    def roll_die(self, value: int | None = None, source: str = "page"):
+        value = self.rng.randint(1, 6) if value is None else value
+        return self.host.act({"type": "roll", "value": value}, source=source)
+
+    def dice(self, n: int) -> list[int]:
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10:
+            raise RuleError("roll 1 to 10 dice")
+        return [self.rng.randint(1, 6) for _ in range(n)]
+
+    # --- status for the page
+    def live(self) -> dict:
+        out: dict[str, Any] = {"simulated": self.config.simulate, "devices": []}
+        if self.sensors is not None:
+            out.update(self.sensors.live())
+        out["indicator"] = self.indicators.light
+        out["buzzing"] = self.indicators.buzzing
+        if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:
+            out["refusal"] = self.last_refusal["message"]
+        out["selection"] = self.selection
+        return out
+
+    # --- the demo game
+    def _demo_step(self) -> None:
+        host = self.host
+        if host.game != "balance_duels":
+            return
+        if self.clock.now() - host.last_human_action < DEMO_PAUSE_AFTER_HUMAN_S:
+            return
+        state = host.state
+        if state.over:
+            host.new_game("balance_duels", host.options, source="demo")
+            return
+        if state.roll is None:
+            moves = bd.legal_moves(self.model, state, None)
+            if not moves:
+                self.roll_die(source="demo")
+                return
+        assessed = bd.assess_all(self.model, state, state.roll) if state.roll is not None else []
+        if not assessed:
+            return
+        safe = [m for m, a in assessed if a.verdict == "safe" and m.kind in ("place", "advance")]
+        risky = [m for m, a in assessed if a.verdict == "risky"]
+        # mostly careful play, now and then a daring move so the page shows a tip too
+        r = self.rng.random()
+        if safe and r < 0.9:
+            pool = safe
+        elif risky and r < 0.97:
+            pool = risky
+        else:
+            pool = [m for m, _ in assessed]
+        move = self.rng.choice(pool)
+        host.act({"type": "move", "move": move.to_dict()}, source="demo")
+
+    def _demo_loop(self) -> None:
+        while not self._stop.wait(self.config.demo_interval_s):
+            try:
+                self._demo_step()
+            except Exception:  # the demo is decoration; log and keep going
+                log.exception("demo step failed")
+
+    # --- lifecycle
+    def start(self) -> None:
+        if self.sensors is not None:
+            self.sensors.start()
+        if self.config.simulate and self.config.demo:
+            t = threading.Thread(target=self._demo_loop, name="demo", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.sensors is not None:
+            self.sensors.stop()
+        for t in self._threads:
+            t.join(timeout=2)
+        self.store.close()

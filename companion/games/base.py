@@ -1,0 +1,58 @@
+"""What every game engine offers the daemon.
+
+Engines are pure: a state is plain data, an action is a JSON-like dict, and
+`act` returns a new state or raises `RuleError` without touching the old one.
+Randomness (dice) is decided by the shell and carried inside the action, so a
+game replays identically from its event log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+
+class RuleError(ValueError):
+    """An action the rules do not allow. The message names the rule."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The daemon-facing face of one game.
+
+    name     -- stable id used in events and URLs (e.g. "balance_duels")
+    title    -- what the page shows
+    new      -- options (validated dict) -> initial state
+    act      -- (state, action dict) -> new state; RuleError if not allowed
+    view     -- state -> JSON-safe dict for the page and /api/state
+    scores   -- state -> {player label: number} for the score history
+    """
+
+    name: str
+    title: str
+    new: Callable[[Mapping[str, Any]], Any]
+    act: Callable[[Any, Mapping[str, Any]], Any]
+    view: Callable[[Any], dict]
+    scores: Callable[[Any], dict]
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise RuleError(message) unless condition holds."""
+    if not condition:
+        raise RuleError(message)
+
+
+def field(action: Mapping[str, Any], key: str, kind: type | tuple[type, ...], *, default: Any = ...) -> Any:
+    """Fetch action[key], checking its type; a missing or mistyped key is a RuleError naming it."""
+    if key not in action:
+        if default is ...:
+            raise RuleError(f"action is missing '{key}'")
+        return default
+    value = action[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # bool is an int in Python; a JSON true must not pass as a number
+    if isinstance(value, bool) and bool not in kinds:
+        raise RuleError(f"'{key}' must be {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+    if not isinstance(value, kinds):
+        raise RuleError(f"'{key}' must be {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+    return value

@@ -1,0 +1,260 @@
+"""A simulated balance arm and simulated drivers reading from it.
+
+The arm follows DESIGN.md's model: pawns give a torque τ; at rest sin θ = τ/κ;
+after a change it swings as a lightly damped ~1 Hz oscillation; it rests on the
+board (tips) once |θ| reaches θ_max. A hand placing a pawn presses on the arm for
+a moment. The drivers add what real parts add: HX711-like noise and glitches in
+raw counts, accelerometer noise, tilt-switch contact bounce.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from companion.clock import Clock
+from companion.games.balance_model import Model
+from companion.hardware.interfaces import SensorFault
+
+STEP_S = 0.005
+
+
+@dataclass
+class _Hand:
+    start: float
+    end: float
+    x_mm: float
+    force_g: float
+
+    def at(self, t: float) -> float:
+        """Force in grams at time t: a smooth press and release."""
+        if not self.start <= t < self.end:
+            return 0.0
+        u = (t - self.start) / (self.end - self.start)
+        return self.force_g * math.sin(math.pi * u)
+
+
+class SimulatedTable:
+    """The physical arm: pawns, angle, weight, contact with the board."""
+
+    def __init__(self, model: Model, clock: Clock | None = None, *, arm_mass_g: float = 180.0,
+                 frequency_hz: float = 1.0, damping: float = 0.08, seed: int | None = None):
+        self.model = model
+        self.clock = clock or Clock()
+        self.arm_mass_g = arm_mass_g
+        self.omega = 2 * math.pi * frequency_hz
+        self.damping = damping
+        self.rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._pawns: list[tuple[str, str]] = []
+        self._pending: list[tuple[float, list[tuple[str, str]]]] = []
+        self._hands: list[_Hand] = []
+        self._t = self.clock.now()
+        self._theta = 0.0
+        self._omega_now = 0.0
+
+    # --- what a player does
+    def set_pawns(self, pawns: Iterable[tuple[str, str]], *, hand_s: float = 0.6, hand_force_g: float = 35.0,
+                  at_holder: str | None = None) -> None:
+        """The pawns on the arm become `pawns`, placed by a hand that presses on the arm for hand_s."""
+        pawns = list(pawns)
+        for holder, size in pawns:
+            if holder not in self.model.by_id or size not in self.model.physics.pawn_mass_g:
+                raise ValueError(f"no holder {holder!r} or size {size!r} on this arm")
+        now = self.clock.now()
+        with self._lock:
+            self._advance(now)
+            if hand_s <= 0:
+                self._pawns = pawns
+                return
+            x = self.model.by_id[at_holder].x_mm if at_holder else self._changed_x(pawns)
+            self._hands.append(_Hand(now, now + hand_s, x, hand_force_g))
+            self._pending.append((now + hand_s * 0.5, pawns))
+
+    def _changed_x(self, pawns: list[tuple[str, str]]) -> float:
+        before, after = set(self._pawns), set(pawns)
+        diff = (after - before) or (before - after)
+        if diff:
+            return self.model.by_id[next(iter(diff))[0]].x_mm
+        return 0.0
+
+    # --- physics
+    def _torque(self, t: float) -> tuple[float, float]:
+        """(torque g·mm, extra weight g) at time t, pawns and hands together."""
+        masses = self.model.physics.pawn_mass_g
+        torque = sum(self.model.by_id[h].x_mm * masses[s] for h, s in self._pawns)
+        weight = sum(masses[s] for _, s in self._pawns)
+        for hand in self._hands:
+            f = hand.at(t)
+            torque += hand.x_mm * f
+            weight += f
+        return torque, weight
+
+    def _advance(self, t: float) -> None:
+        theta_max = math.radians(self.model.physics.theta_max_deg)
+        kappa = self.model.physics.kappa_gmm
+        while self._t < t:
+            dt = min(STEP_S, t - self._t)
+            while self._pending and self._pending[0][0] <= self._t:
+                self._pawns = self._pending.pop(0)[1]
+            torque, _ = self._torque(self._t)
+            eq = math.asin(max(-1.0, min(1.0, torque / kappa)))
+            acc = self.omega ** 2 * (eq - self._theta) - 2 * self.damping * self.omega * self._omega_now
+            self._omega_now += acc * dt
+            self._theta += self._omega_now * dt
+            if abs(self._theta) >= theta_max:
+                # the board stops the arm without bounce
+                self._theta = math.copysign(theta_max, self._theta)
+                if self._omega_now * self._theta > 0:
+                    self._omega_now = 0.0
+            self._t += dt
+        self._hands = [h for h in self._hands if h.end > t]
+
+    def settle(self) -> None:
+        """Skip ahead in physics (not in clock time) until the arm is at rest: for tests and the demo's start."""
+        with self._lock:
+            self._advance(self.clock.now())
+            self._pawns = self._pending[-1][1] if self._pending else self._pawns
+            self._pending.clear()
+            self._hands.clear()
+            torque, _ = self._torque(self._t)
+            theta_max = math.radians(self.model.physics.theta_max_deg)
+            eq = math.asin(max(-1.0, min(1.0, torque / self.model.physics.kappa_gmm)))
+            self._theta = max(-theta_max, min(theta_max, eq))
+            self._omega_now = 0.0
+
+    def snapshot(self) -> dict:
+        """The true state now: angle (rad), weight on the arm (g), contact, pawns."""
+        with self._lock:
+            now = self.clock.now()
+            self._advance(now)
+            _, extra = self._torque(now)
+            theta_max = math.radians(self.model.physics.theta_max_deg)
+            return {
+                "theta": self._theta,
+                "weight_g": self.arm_mass_g + extra,
+                "on_board": abs(self._theta) >= theta_max - 1e-9,
+                "pawns": list(self._pawns),
+            }
+
+
+class SimLoadCell:
+    """One HX711 channel under the pivot: raw counts with noise, rare glitches and slow drift."""
+
+    def __init__(self, table: SimulatedTable, name: str, *, share: float, offset_counts: float,
+                 counts_per_gram: float, noise_counts: float = 30.0, glitch_rate: float = 0.0,
+                 drift_counts_per_s: float = 0.0, seed: int | None = None):
+        self.table = table
+        self.name = name
+        self.share = share
+        self.offset = offset_counts
+        self.cpg = counts_per_gram
+        self.noise = noise_counts
+        self.glitch_rate = glitch_rate
+        self.drift = drift_counts_per_s
+        self.rng = random.Random(seed)
+        self.fault: str | None = None  # set by fault injection: reads then fail with this reason
+        self._t0 = table.clock.now()
+
+    def read(self, timeout: float = 0.5) -> int:
+        if self.fault:
+            raise SensorFault(self.name, self.fault)
+        snap = self.table.snapshot()
+        if self.glitch_rate and self.rng.random() < self.glitch_rate:
+            return self.rng.choice((0, -1, 0x7FFFFF, -0x800000))
+        drift = self.drift * (self.table.clock.now() - self._t0)
+        counts = self.offset + drift + snap["weight_g"] * self.share * self.cpg + self.rng.gauss(0, self.noise)
+        return int(max(-0x800000, min(0x7FFFFF, round(counts))))
+
+
+class SimAccelerometer:
+    """An accelerometer fixed to the arm: the component along the arm is sin θ."""
+
+    def __init__(self, table: SimulatedTable, *, level_g: float = 0.0, noise_g: float = 0.002,
+                 seed: int | None = None, name: str = "accelerometer"):
+        self.table = table
+        self.name = name
+        self.level = level_g
+        self.noise = noise_g
+        self.rng = random.Random(seed)
+        self.fault: str | None = None
+
+    def read(self, timeout: float = 0.5) -> tuple[float, float, float]:
+        if self.fault:
+            raise SensorFault(self.name, self.fault)
+        theta = self.table.snapshot()["theta"]
+        g = self.rng.gauss
+        return (math.sin(theta) + self.level + g(0, self.noise), g(0, self.noise), math.cos(theta) + g(0, self.noise))
+
+
+class SimTiltSwitch:
+    """Closes when the arm rests on the board; bounces for a few milliseconds at each change."""
+
+    def __init__(self, table: SimulatedTable, *, bounce_s: float = 0.008, seed: int | None = None,
+                 name: str = "tilt_switch"):
+        self.table = table
+        self.name = name
+        self.bounce_s = bounce_s
+        self.rng = random.Random(seed)
+        self._stable = False
+        self._changed_at = -1e9
+        self.fault: str | None = None
+
+    def is_closed(self) -> bool:
+        if self.fault:
+            raise SensorFault(self.name, self.fault)
+        now = self.table.clock.now()
+        contact = self.table.snapshot()["on_board"]
+        if contact != self._stable:
+            self._stable = contact
+            self._changed_at = now
+        if now - self._changed_at < self.bounce_s:
+            return self.rng.random() < 0.5
+        return self._stable
+
+
+class SimButtonPanel:
+    """Buttons pressed by code (the demo, tests, the page's virtual panel)."""
+
+    def __init__(self, names: Iterable[str] = ("roll", "next", "confirm", "undo")):
+        self.names = tuple(names)
+        self._press: list[Callable[[str], None]] = []
+        self._hold: list[Callable[[str], None]] = []
+
+    def on_press(self, callback: Callable[[str], None]) -> None:
+        self._press.append(callback)
+
+    def on_hold(self, callback: Callable[[str], None]) -> None:
+        self._hold.append(callback)
+
+    def press(self, name: str, *, hold: bool = False) -> None:
+        if name not in self.names:
+            raise ValueError(f"no button named {name!r} (buttons: {', '.join(self.names)})")
+        for cb in self._hold if hold else self._press:
+            cb(name)
+
+
+class SimIndicators:
+    """LEDs and buzzer that remember what they show."""
+
+    def __init__(self, clock: Clock | None = None):
+        self.clock = clock or Clock()
+        self.light = "off"
+        self.buzz_until = 0.0
+        self.buzzes = 0
+
+    def show(self, light: str) -> None:
+        if light not in ("off", "green", "amber", "red"):
+            raise ValueError(f"unknown light {light!r}")
+        self.light = light
+
+    def buzz(self, seconds: float) -> None:
+        self.buzzes += 1
+        self.buzz_until = self.clock.now() + seconds
+
+    @property
+    def buzzing(self) -> bool:
+        return self.clock.now() < self.buzz_until

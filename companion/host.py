@@ -1,0 +1,188 @@
+"""The running game: its state is the fold of its events in the store.
+
+Every change is checked by the game's engine first and written to the store
+second; only an event that is both legal and durable changes what the page
+shows. Undo appends an event that takes back the last action.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Any, Callable, Mapping
+
+from companion.clock import Clock
+from companion.games.base import Engine, RuleError
+from companion.store import Event, EventStore
+
+log = logging.getLogger(__name__)
+RECENT_EVENTS = 500      # kept in memory for resuming event streams
+SCORE_POINTS = 400       # points kept for the score history chart
+
+
+class GameHost:
+    def __init__(self, store: EventStore, engines: Mapping[str, Engine], default_game: str,
+                 default_options: Mapping[str, Any], clock: Clock | None = None):
+        self.store = store
+        self.engines = dict(engines)
+        self.clock = clock or Clock()
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._listeners: list[Callable[[], None]] = []
+        self._recent: deque[Event] = deque(maxlen=RECENT_EVENTS)
+        self._snapshot: dict | None = None
+        self.problems: list[str] = []     # replay problems shown on the page
+        self.last_human_action = -1e9     # monotonic time of the last change not made by the demo
+        self.seq = store.last_seq()
+        game_id = store.latest_game()
+        if game_id is None:
+            self.new_game(default_game, default_options, source="startup")
+        else:
+            self._replay(game_id)
+
+    # --- folding the log
+    def _replay(self, game_id: int) -> None:
+        events = self.store.game_events(game_id)
+        first = events[0]
+        game = first.body.get("game")
+        if game not in self.engines:
+            raise RuleError(f"the stored game {game_id} is of an unknown kind {game!r}")
+        engine = self.engines[game]
+        states = [engine.new(first.body.get("options", {}))]
+        labels: list[str] = ["new game"]
+        for ev in events[1:]:
+            if ev.kind == "action":
+                try:
+                    states.append(engine.act(states[-1], ev.body["action"]))
+                    labels.append(_label(ev.body["action"]))
+                except (RuleError, KeyError, TypeError) as exc:
+                    # an event that no longer applies (e.g. the rules engine changed): show it, keep the rest
+                    msg = f"event {ev.seq} could not be replayed and was skipped: {exc}"
+                    log.warning(msg)
+                    self.problems.append(msg)
+            elif ev.kind == "undo" and len(states) > 1:
+                states.pop()
+                labels.pop()
+        self.game_id = game_id
+        self.game = game
+        self.options = dict(first.body.get("options", {}))
+        self.engine = engine
+        self._states = states
+        self._labels = labels
+        self._scores = self._score_history()
+        self._recent.extend(events[-RECENT_EVENTS:])
+        self._snapshot = None
+
+    def _score_history(self) -> list[dict]:
+        return [self.engine.scores(s) for s in self._states[-SCORE_POINTS:]]
+
+    # --- changes
+    def _commit(self, game_id: int | None, kind: str, body: dict, source: str) -> Event:
+        ev = self.store.append(game_id, kind, body, source)
+        self.seq = ev.seq
+        self._recent.append(ev)
+        self._snapshot = None
+        if source != "demo":
+            self.last_human_action = self.clock.now()
+        self._changed.notify_all()
+        return ev
+
+    def act(self, action: Mapping[str, Any], source: str = "page") -> Event:
+        """Apply one action to the current game (RuleError if not allowed; nothing changes then)."""
+        if not isinstance(action, Mapping):
+            raise RuleError("an action must be an object")
+        with self._lock:
+            new_state = self.engine.act(self._states[-1], action)
+            ev = self._commit(self.game_id, "action", {"action": dict(action)}, source)
+            self._states.append(new_state)
+            self._labels.append(_label(action))
+            self._scores.append(self.engine.scores(new_state))
+            del self._scores[:-SCORE_POINTS]
+        self._notify()
+        return ev
+
+    def undo(self, source: str = "page") -> Event:
+        with self._lock:
+            if len(self._states) <= 1:
+                raise RuleError("nothing to undo in this game")
+            ev = self._commit(self.game_id, "undo", {"undoes": self._labels[-1]}, source)
+            self._states.pop()
+            self._labels.pop()
+            self._scores = self._score_history()
+        self._notify()
+        return ev
+
+    def new_game(self, game: str, options: Mapping[str, Any] | None = None, source: str = "page") -> Event:
+        if game not in self.engines:
+            raise RuleError(f"unknown game {game!r}; games: {', '.join(sorted(self.engines))}")
+        options = dict(options or {})
+        engine = self.engines[game]
+        state = engine.new(options)
+        with self._lock:
+            ev = self._commit(None, "new_game", {"game": game, "options": options}, source)
+            self.game_id = ev.game_id
+            self.game = game
+            self.options = options
+            self.engine = engine
+            self._states = [state]
+            self._labels = ["new game"]
+            self._scores = [engine.scores(state)]
+            self.problems = []
+        self._notify()
+        return ev
+
+    # --- reading
+    @property
+    def state(self) -> Any:
+        with self._lock:
+            return self._states[-1]
+
+    def snapshot(self) -> dict:
+        """What /api/state and the page show; rebuilt once per change."""
+        with self._lock:
+            if self._snapshot is None or self._snapshot["seq"] != self.seq:
+                self._snapshot = {
+                    "seq": self.seq,
+                    "game_id": self.game_id,
+                    "game": self.game,
+                    "title": self.engine.title,
+                    "options": self.options,
+                    "view": self.engine.view(self._states[-1]),
+                    "scores": self.engine.scores(self._states[-1]),
+                    "score_history": list(self._scores),
+                    "can_undo": len(self._states) > 1,
+                    "last_action": self._labels[-1] if len(self._labels) > 1 else None,
+                    "problems": list(self.problems),
+                }
+            return self._snapshot
+
+    def events_after(self, seq: int) -> list[Event] | None:
+        """Events after seq from memory, or None when seq is too old to resume (send a full state instead)."""
+        with self._lock:
+            if seq >= self.seq:
+                return []
+            if self._recent and self._recent[0].seq <= seq + 1:
+                return [e for e in self._recent if e.seq > seq]
+            return None
+
+    def wait_for_change(self, seq: int, timeout: float) -> bool:
+        """Block until an event newer than seq exists (True) or timeout passes (False)."""
+        with self._lock:
+            return self._changed.wait_for(lambda: self.seq > seq, timeout=timeout)
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        self._listeners.append(callback)
+
+    def _notify(self) -> None:
+        for cb in list(self._listeners):
+            try:
+                cb()
+            except Exception:  # a listener (LEDs, the simulated table) must not break the game
+                log.exception("change listener %r failed", cb)
+
+
+def _label(action: Mapping[str, Any]) -> str:
+    kind = action.get("type", "action")
+    detail = action.get("move", {}).get("kind") if isinstance(action.get("move"), Mapping) else None
+    return f"{kind}:{detail}" if detail else str(kind)

@@ -1,0 +1,246 @@
+"""The Flask app (app factory): the live page, a JSON API and a Server-Sent Events stream.
+
+Served by waitress, never by Flask's development server. Every asset comes from
+the daemon itself: the table may have no internet.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, jsonify, request, send_from_directory
+from werkzeug.exceptions import HTTPException
+
+from companion.games.base import RuleError
+from companion.store import StoreError
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).parent / "static"
+LIVE_PERIOD_S = 0.5
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.extra = extra
+
+
+def _body() -> dict:
+    if not request.data:
+        return {}
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    return data
+
+
+def _event_message(ev_seq: int, payload: dict, event: str = "state") -> str:
+    return f"id: {ev_seq}\nevent: {event}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
+
+
+def create_app(companion) -> Flask:
+    """The web app for one running Companion."""
+    app = Flask(__name__, static_folder=None)
+    app.config["MAX_CONTENT_LENGTH"] = 64 * 1024
+    app.json.sort_keys = False
+    host = companion.host
+    cfg = companion.config
+    streams = threading.BoundedSemaphore(cfg.max_streams)
+    app.extensions["companion"] = companion
+
+    def state_payload() -> dict:
+        return {**host.snapshot(), "live": companion.live()}
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError):
+        resp = jsonify({"error": exc.message, **exc.extra})
+        resp.status_code = exc.status
+        if exc.status == 503:
+            resp.headers["Retry-After"] = "5"
+        return resp
+
+    @app.errorhandler(RuleError)
+    def rule_error(exc: RuleError):
+        return jsonify({"error": str(exc)}), 409
+
+    @app.errorhandler(StoreError)
+    def store_error(exc: StoreError):
+        log.error("store: %s", exc)
+        return jsonify({"error": f"the game could not be saved, so nothing changed: {exc}"}), 503
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        names = {404: f"no such page or API endpoint: {request.path}",
+                 405: f"{request.method} is not allowed on {request.path}",
+                 413: "the request body is too large (64 KB at most)"}
+        return jsonify({"error": names.get(exc.code, exc.description or exc.name)}), exc.code
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return jsonify({"error": "internal error; the game is unchanged and the fault is in the daemon's log"}), 500
+
+    @app.after_request
+    def headers(resp: Response):
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Cache-Control", "no-store")
+        return resp
+
+    # --- the page and its assets
+    @app.get("/")
+    def index():
+        return send_from_directory(STATIC, "index.html")
+
+    @app.get("/static/<path:name>")
+    def static_file(name: str):
+        return send_from_directory(STATIC, name)
+
+    # --- reading
+    @app.get("/api/state")
+    def api_state():
+        return jsonify(state_payload())
+
+    @app.get("/api/games")
+    def api_games():
+        return jsonify([{"name": e.name, "title": e.title} for e in host.engines.values()])
+
+    @app.get("/api/events")
+    def api_events():
+        try:
+            after = int(request.args.get("after", "0"))
+        except ValueError:
+            raise ApiError(400, "'after' must be a whole number") from None
+        events = host.store.game_events(host.game_id, after=after)
+        return jsonify([e.to_dict() for e in events])
+
+    @app.get("/api/record")
+    def api_record():
+        """The current game as a game record: one JSON object per line, one line per event."""
+        lines = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in host.store.game_events(host.game_id))
+        return Response(lines, mimetype="application/x-ndjson",
+                        headers={"Content-Disposition": f'attachment; filename="game-{host.game_id}.jsonl"'})
+
+    @app.get("/api/health")
+    def api_health():
+        live = companion.live()
+        bad = [d for d in live.get("devices", []) if not d["ok"]]
+        return jsonify({"ok": not bad, "devices": live.get("devices", []), "seq": host.seq})
+
+    @app.get("/api/stream")
+    def api_stream():
+        raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+        last: int | None
+        try:
+            last = int(raw) if raw not in (None, "") else None
+        except ValueError:
+            raise ApiError(400, "Last-Event-ID must be a sequence number") from None
+        if not streams.acquire(blocking=False):
+            raise ApiError(503, f"too many live pages are open ({cfg.max_streams}); try again shortly")
+        return Response(_stream(last), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    def _stream(last: int | None):
+        try:
+            yield "retry: 2000\n\n"
+            sent = -1
+            backlog = None if last is None else host.events_after(last)
+            if backlog is None or not backlog:
+                snap = state_payload()
+                if last is None or backlog is None or last < snap["seq"]:
+                    yield _event_message(snap["seq"], {"event": None, "state": snap})
+                sent = snap["seq"]
+            else:
+                sent = last
+            quiet_since = time.monotonic()
+            next_live = 0.0
+            while True:
+                missed = host.events_after(sent)
+                if missed is None:
+                    snap = state_payload()
+                    yield _event_message(snap["seq"], {"event": None, "state": snap})
+                    sent = snap["seq"]
+                    quiet_since = time.monotonic()
+                elif missed:
+                    snap = state_payload()
+                    for i, ev in enumerate(missed):
+                        last_one = i == len(missed) - 1
+                        yield _event_message(ev.seq, {"event": ev.to_dict(), "state": snap if last_one else None})
+                    sent = missed[-1].seq
+                    quiet_since = time.monotonic()
+                now = time.monotonic()
+                if companion.sensors is not None and now >= next_live:
+                    yield f"event: live\ndata: {json.dumps(companion.live(), separators=(',', ':'))}\n\n"
+                    next_live = now + LIVE_PERIOD_S
+                    quiet_since = now
+                elif now - quiet_since >= cfg.heartbeat_s:
+                    yield ": heartbeat\n\n"
+                    quiet_since = now
+                wait = min(cfg.heartbeat_s, LIVE_PERIOD_S if companion.sensors is not None else cfg.heartbeat_s)
+                host.wait_for_change(sent, timeout=wait)
+        finally:
+            streams.release()
+
+    # --- changes
+    @app.post("/api/action")
+    def api_action():
+        body = _body()
+        action = body.get("action")
+        if not isinstance(action, dict):
+            raise ApiError(400, "send {\"action\": {…}} with the action as an object")
+        ev = host.act(action, source="page")
+        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+
+    @app.post("/api/roll")
+    def api_roll():
+        body = _body()
+        value = body.get("value")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ApiError(400, "'value' must be a whole number from 1 to 6, or left out for the companion to roll")
+        if host.game != "balance_duels":
+            raise RuleError("this game rolls dice with /api/dice")
+        ev = companion.roll_die(value, source="page")
+        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+
+    @app.post("/api/dice")
+    def api_dice():
+        n = _body().get("n", 1)
+        return jsonify({"values": companion.dice(n)})
+
+    @app.post("/api/undo")
+    def api_undo():
+        _body()
+        ev = host.undo(source="page")
+        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+
+    @app.post("/api/new_game")
+    def api_new_game():
+        body = _body()
+        game = body.get("game")
+        options = body.get("options", {})
+        if not isinstance(game, str):
+            raise ApiError(400, "'game' must name a game: " + ", ".join(sorted(host.engines)))
+        if not isinstance(options, dict):
+            raise ApiError(400, "'options' must be an object")
+        ev = host.new_game(game, options, source="page")
+        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+
+    @app.post("/api/buttons/<name>")
+    def api_button(name: str):
+        hold = _body().get("hold", False)
+        if not isinstance(hold, bool):
+            raise ApiError(400, "'hold' must be true or false")
+        if name not in companion.buttons.names:
+            raise ApiError(404, f"no button named {name!r}; buttons: {', '.join(companion.buttons.names)}")
+        refusal = companion.hold(name) if hold else companion.press(name)
+        if refusal:
+            raise RuleError(refusal)
+        return jsonify({"ok": True, "state": state_payload()})
+
+    return app

@@ -1,0 +1,306 @@
+/* Table Companion page: live over Server-Sent Events, drawn by the page itself (no external requests). */
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const NS = "http://www.w3.org/2000/svg";
+  const COLOURS = { black: "var(--black)", yellow: "var(--yellow)", red: "var(--red)", blue: "var(--blue)" };
+  const PLAYER_COLOURS = ["#e8e8e8", "#ffd400", "#ff5c5c", "#4aa8ff", "#b48cff", "#5ce1b0"];
+  let state = null;
+  let live = {};
+  let lastSeq = -1;
+  let alarmedFor = null;
+  window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
+
+  function el(tag, attrs, ...children) {
+    const node = tag.startsWith("svg:") ? document.createElementNS(NS, tag.slice(4)) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.setAttribute("class", v);
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c.nodeType ? c : String(c));
+    return node;
+  }
+
+  async function post(path, body) {
+    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    if (!r.ok) throw new Error(data.error || r.statusText);
+    if (data.state) apply(data.state);
+    return data;
+  }
+
+  const api = {
+    act: (action) => post("/api/action", { action }),
+    roll: (n) => post("/api/dice", { n: n || 1 }).then((d) => d.values),
+    undo: () => post("/api/undo"),
+  };
+  window.companionApi = api;
+
+  function showError(err) {
+    const b = $("banner");
+    b.textContent = err.message || String(err);
+    b.hidden = false;
+    clearTimeout(showError.t);
+    showError.t = setTimeout(() => { b.hidden = true; }, 6000);
+  }
+
+  // ---------------------------------------------------------------- the stream
+  let source = null;
+  function connect() {
+    // EventSource resends Last-Event-ID itself on an automatic reconnect; we add it when we reconnect by hand
+    const url = lastSeq >= 0 ? `/api/stream?last_event_id=${lastSeq}` : "/api/stream";
+    source = new EventSource(url);
+    source.addEventListener("open", () => setConn(true));
+    source.addEventListener("error", () => {
+      setConn(false);
+      if (source.readyState === EventSource.CLOSED) { setTimeout(connect, 2000); }
+    });
+    source.addEventListener("state", (e) => {
+      const msg = JSON.parse(e.data);
+      if (msg.state) apply(msg.state);
+    });
+    source.addEventListener("live", (e) => { live = JSON.parse(e.data); renderLive(); });
+  }
+  function setConn(ok) {
+    const c = $("conn");
+    c.textContent = ok ? "live" : "reconnecting…";
+    c.className = "conn " + (ok ? "ok" : "bad");
+    document.body.classList.toggle("stale", !ok);
+  }
+
+  function apply(s) {
+    if (s.seq < lastSeq && state && s.game_id === state.game_id) return;
+    state = s;
+    lastSeq = s.seq;
+    if (s.live) live = s.live;
+    render();
+  }
+
+  // ---------------------------------------------------------------- rendering
+  function render() {
+    $("title").textContent = state.title;
+    const view = state.view || {};
+    $("message").textContent = view.message || "";
+    $("btn-undo").disabled = !state.can_undo;
+    const game = $("game");
+    if (state.game === "balance_duels") renderBalance(game, view);
+    else if (window.COMPANION_VIEWS[state.game]) {
+      try { window.COMPANION_VIEWS[state.game](game, view, api); }
+      catch (e) { game.replaceChildren(el("p", { class: "error" }, "This view failed to draw: " + e.message)); }
+    } else game.replaceChildren(el("pre", {}, JSON.stringify(view, null, 2)));
+    renderScores();
+    renderLog();
+    renderLive();
+    const problems = state.problems || [];
+    if (problems.length) showError(new Error(problems[problems.length - 1]));
+  }
+
+  function renderScores() {
+    const scores = state.scores || {};
+    const names = Object.keys(scores);
+    $("scores").replaceChildren(el("table", { class: "scores" },
+      names.map((n, i) => el("tr", {}, el("td", {}, el("span", { class: "swatch", style: `background:${PLAYER_COLOURS[i % 6]}` }), " ", n),
+        el("td", { class: "num" }, scores[n])))));
+    $("score-chart").replaceChildren(scoreChart(state.score_history || [], names));
+  }
+
+  function scoreChart(history, names) {
+    const w = 300, h = 120, pad = 6;
+    const svg = el("svg:svg", { viewBox: `0 0 ${w} ${h}`, width: "100%", role: "img", "aria-label": "score history" });
+    if (history.length < 2) return svg;
+    let max = 1;
+    for (const p of history) for (const n of names) max = Math.max(max, Number(p[n]) || 0);
+    names.forEach((n, i) => {
+      const pts = history.map((p, k) => `${pad + (k / (history.length - 1)) * (w - 2 * pad)},${h - pad - ((Number(p[n]) || 0) / max) * (h - 2 * pad)}`);
+      svg.append(el("svg:polyline", { points: pts.join(" "), fill: "none", stroke: PLAYER_COLOURS[i % 6], "stroke-width": 3,
+        "stroke-dasharray": i % 2 ? "6 3" : null }));
+    });
+    return svg;
+  }
+
+  async function renderLog() {
+    if (renderLog.seq === state.seq) return;
+    renderLog.seq = state.seq;
+    try {
+      const r = await fetch(`/api/events?after=0`);
+      const events = await r.json();
+      $("log").replaceChildren(...events.slice(-30).reverse().map((e) =>
+        el("li", {}, describeEvent(e), " ", el("span", { class: "src" }, `#${e.seq} · ${e.source}`))));
+    } catch (e) { /* the stream's reconnect state already tells the table */ }
+  }
+  function describeEvent(e) {
+    if (e.kind === "new_game") return `new game: ${e.body.game}`;
+    if (e.kind === "undo") return `undo (${e.body.undoes})`;
+    const a = e.body.action || {};
+    if (a.type === "roll") return `rolled ${a.value}`;
+    if (a.type === "move" && a.move) return `${a.move.kind} ${a.move.from_holder || ""}${a.move.to_holder ? " → " + a.move.to_holder : ""}`;
+    return a.type || "action";
+  }
+
+  function renderLive() {
+    const devs = live.devices || [];
+    $("devices").replaceChildren(...(devs.length ? devs.map((d) => el("div", { class: "dev" }, el("span", {}, d.name),
+      d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason} (since ${d.since})`)))
+      : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]));
+    const box = document.querySelector(".bd-live");
+    if (box) fillLive(box);
+    if (live.refusal) showError(new Error(live.refusal));
+    document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
+  }
+  function fillLive(box) {
+    const fmt = (v, unit) => (v === null || v === undefined ? "—" : `${v} ${unit}`);
+    box.replaceChildren(
+      el("span", {}, "Weight ", el("b", {}, fmt(live.weight_g, "g"))),
+      el("span", {}, "Angle ", el("b", {}, fmt(live.angle_deg, "°"))),
+      el("span", {}, "Sensed torque ", el("b", {}, fmt(live.torque_gmm, "g·mm"))),
+      el("span", {}, "Board contact ", el("b", {}, live.on_board === null || live.on_board === undefined ? "—" : live.on_board ? "yes" : "no")));
+  }
+
+  // ---------------------------------------------------------------- Balance Duels
+  function armSvg(v) {
+    const W = 1000, H = 380, cx = W / 2, armY = 150;
+    const reach = Math.max(...v.model.holders.map((h) => Math.abs(h.x_mm))) * 1.12;
+    const sx = (x) => cx + (x / reach) * (W / 2 - 20);
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `balance arm, net torque ${v.net_torque} g·mm` });
+    // the board the arm rests on when it tips
+    svg.append(el("svg:rect", { x: 0, y: 250, width: W, height: 8, fill: "#3a4652" }));
+    svg.append(el("svg:polygon", { points: `${cx - 30},250 ${cx + 30},250 ${cx},${armY + 6}`, fill: "#5a6672" }));
+    const ratio = Math.max(-1, Math.min(1, v.net_torque / v.model.kappa_gmm));
+    const maxDeg = v.model.theta_max_deg;
+    let deg = (Math.asin(ratio) * 180) / Math.PI;
+    if (live && typeof live.angle_deg === "number") deg = live.angle_deg;
+    deg = Math.max(-maxDeg, Math.min(maxDeg, deg));
+    const arm = el("svg:g", { transform: `rotate(${deg.toFixed(2)} ${cx} ${armY})`, class: "bd-beam" });
+    arm.append(el("svg:rect", { x: 20, y: armY - 6, width: W - 40, height: 12, rx: 6, fill: "#c9b38a" }));
+    for (const h of v.holders) {
+      const x = sx(h.x_mm);
+      const slotW = h.capacity === 2 ? 46 : 24;
+      arm.append(el("svg:rect", { x: x - slotW / 2, y: armY - 36, width: slotW, height: 30, rx: 5, fill: "none", stroke: "#8796a5", "stroke-width": 2 }));
+      h.pawns.forEach((p, i) => {
+        const r = p.size === "L" ? 11 : 8;
+        const px = h.capacity === 2 ? x - 11 + i * 22 : x;
+        arm.append(el("svg:circle", { cx: px, cy: armY - 21, r, fill: COLOURS[p.colour], stroke: "#000", "stroke-width": 2 },
+          el("svg:title", {}, `${p.colour} ${p.size} on ${h.id}`)));
+        arm.append(el("svg:text", { x: px, y: armY - 16, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: "#000" }, p.size));
+      });
+      arm.append(el("svg:text", { x, y: armY + 26, "text-anchor": "middle", "font-size": 16, fill: "#aab4bf" }, h.id));
+    }
+    svg.append(arm);
+    // one bar per holder: its torque (up for the right-hand side's pull, scaled to the tipping torque)
+    const barBase = 320, barScale = 60 / v.tip_torque;
+    svg.append(el("svg:line", { x1: 20, x2: W - 20, y1: barBase, y2: barBase, stroke: "#3a4652" }));
+    for (const h of v.holders) {
+      const hgt = Math.min(60, Math.abs(h.torque) * barScale);
+      const up = h.torque >= 0;
+      svg.append(el("svg:rect", { class: "bd-bar", "data-holder": h.id, x: sx(h.x_mm) - 12, width: 24,
+        y: up ? barBase - hgt : barBase, height: Math.max(hgt, h.torque ? 1 : 0), fill: up ? "#4fa3ff" : "#ffb000" },
+        el("svg:title", {}, `${h.id}: ${h.torque} g·mm`)));
+    }
+    svg.append(el("svg:text", { x: 24, y: 372, "font-size": 14, fill: "#aab4bf" }, "torque per holder (bars), scaled to the tipping torque"));
+    return svg;
+  }
+
+  function gauge(v) {
+    const W = 1000, H = 70, cx = W / 2, span = W / 2 - 40;
+    const lim = v.tip_torque * 1.3;
+    const sx = (t) => cx + (Math.max(-lim, Math.min(lim, t)) / lim) * span;
+    const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", class: "bd-gauge",
+      "aria-label": `net torque ${v.net_torque} of ${v.tip_torque} g·mm` });
+    svg.append(el("svg:defs", {}, el("svg:pattern", { id: "hatch", width: 10, height: 10, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
+      el("svg:rect", { width: 5, height: 10, fill: "#ff4d6d" }))));
+    svg.append(el("svg:rect", { x: sx(-lim), y: 20, width: sx(-v.tip_torque) - sx(-lim), height: 24, fill: "url(#hatch)" }));
+    svg.append(el("svg:rect", { x: sx(v.tip_torque), y: 20, width: sx(lim) - sx(v.tip_torque), height: 24, fill: "url(#hatch)" }));
+    svg.append(el("svg:rect", { x: sx(-v.tip_torque), y: 20, width: sx(v.tip_torque) - sx(-v.tip_torque), height: 24, fill: "#26303a", stroke: "#8796a5" }));
+    const nx = sx(v.net_torque);
+    svg.append(el("svg:polygon", { class: "bd-needle", points: `${nx - 9},8 ${nx + 9},8 ${nx},50`, fill: "#ffd166", stroke: "#000" }));
+    svg.append(el("svg:text", { x: cx, y: 66, "text-anchor": "middle", "font-size": 16, fill: "#f4f6f8" },
+      `net torque ${v.net_torque} g·mm · tips at ±${v.tip_torque} · margin ${v.margin}`));
+    return svg;
+  }
+
+  function renderBalance(root, v) {
+    const players = el("div", { class: "bd-players" }, v.players.map((p) => el("div", {
+      class: "bd-player" + (p.seat === v.to_move ? " turn" : "") + (p.in_play ? "" : " out") },
+      el("span", { class: "swatch", style: `background:${COLOURS[p.colour]}` }), " ", el("b", {}, p.name),
+      ` · home ${p.home}/${p.pawns} · on table ${p.on_table.join(" ") || "—"}`)));
+    const die = v.roll ? el("div", { class: "bd-die", "aria-label": `die shows ${v.roll}` }, v.roll) : el("div", { class: "bd-die empty" }, "roll");
+    const lightText = { green: "● all moves safe", amber: "▲ some moves tip", red: "■ TIPPED", off: "○ waiting" }[v.indicator] || v.indicator;
+    const controls = el("div", { class: "bd-controls" });
+    if (!v.over && v.roll === null) {
+      controls.append(el("button", { class: "btn primary", type: "button", id: "bd-roll", onclick: () => post("/api/roll", {}).catch(showError) }, "🎲 Roll the die"));
+      for (let n = 1; n <= 6; n++) controls.append(el("button", { class: "btn", type: "button", "aria-label": `we rolled ${n}`,
+        onclick: () => post("/api/roll", { value: n }).catch(showError) }, String(n)));
+    }
+    if (!v.over && v.options.tip_judge === "table") {
+      controls.append(el("button", { class: "btn", type: "button", onclick: () => api.act({ type: "tip" }).catch(showError) }, "The arm tipped"));
+    }
+    const moves = el("ul", { class: "bd-moves", "aria-label": "legal moves" }, v.moves.map((m) => el("li", {},
+      el("button", { class: "btn bd-move", type: "button", onclick: () => api.act({ type: "move", move: m.move }).catch(showError) },
+        el("span", {}, m.text),
+        el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips")))));
+    root.replaceChildren(
+      el("div", { class: "card bd-arm" }, armSvg(v), gauge(v), el("div", { class: "bd-live" })),
+      el("div", { class: "card" }, players,
+        el("div", { class: "bd-status" }, die, el("span", { class: "bd-light " + v.indicator }, lightText),
+          el("span", {}, `turn ${v.turn}` + (v.round > 1 ? ` · round ${v.round}` : ""))),
+        controls, moves,
+        el("details", {}, el("summary", {}, "Recent moves"), el("ol", {}, (v.history || []).map((h) => el("li", {}, h))))));
+    const alarm = $("alarm");
+    if (v.tipped_by !== null && v.tip_message) {
+      alarm.textContent = "⚠ " + v.tip_message + " ⚠";
+      alarm.hidden = false;
+      if (alarmedFor !== state.seq) { alarmedFor = state.seq; beep(); }
+    } else alarm.hidden = true;
+  }
+
+  function beep() {
+    try {
+      const ctx = beep.ctx || (beep.ctx = new (window.AudioContext || window.webkitAudioContext)());
+      const o = ctx.createOscillator(), g = ctx.createGain();
+      o.type = "square"; o.frequency.value = 880; g.gain.value = 0.2;
+      o.connect(g); g.connect(ctx.destination); o.start(); o.stop(ctx.currentTime + 1.2);
+    } catch (e) { /* audio needs a touch first on some tablets; the flashing banner still shows */ }
+  }
+
+  // ---------------------------------------------------------------- controls
+  $("btn-undo").addEventListener("click", () => api.undo().catch(showError));
+  $("btn-new").addEventListener("click", openSetup);
+  async function openSetup() {
+    const games = await (await fetch("/api/games")).json();
+    const sel = $("setup-game");
+    sel.replaceChildren(...games.map((g) => el("option", { value: g.name, selected: state && g.name === state.game }, g.title)));
+    const sync = () => { $("setup-bd").hidden = sel.value !== "balance_duels"; };
+    sel.onchange = sync; sync();
+    $("setup-error").textContent = "";
+    $("setup").showModal();
+  }
+  $("setup-form").addEventListener("submit", async (ev) => {
+    if (ev.submitter && ev.submitter.value !== "go") return;
+    ev.preventDefault();
+    const f = ev.target;
+    const game = f.game.value;
+    let options = {};
+    try { options = JSON.parse($("setup-json").value || "{}"); }
+    catch (e) { $("setup-error").textContent = "More options: not valid JSON"; return; }
+    const players = Number(f.players.value);
+    const names = f.names.value.split(",").map((s) => s.trim()).filter(Boolean);
+    if (game === "balance_duels") {
+      Object.assign(options, { players, tip_judge: f.tip_judge.value, cant_play: f.cant_play.value,
+        pass_needs_roll: f.pass_needs_roll.checked, optional_beat: f.optional_beat.checked, teams: f.teams.checked });
+      if (players === 2) options.pawns = Number(f.pawns.value);
+      if (names.length) options.names = names;
+    } else if (names.length && !options.players) options.players = names;
+    try { await post("/api/new_game", { game, options }); $("setup").close(); }
+    catch (e) { $("setup-error").textContent = e.message; }
+  });
+
+  if ("wakeLock" in navigator) {
+    const lock = () => navigator.wakeLock.request("screen").catch(() => {});
+    lock();
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") lock(); });
+  }
+
+  fetch("/api/state").then((r) => r.json()).then(apply).catch(showError).finally(connect);
+})();

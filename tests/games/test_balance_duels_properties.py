@@ -50,7 +50,7 @@ def test_pawns_are_conserved_and_holders_never_overfill(data, game):
     for before, move, after in play(data, players, options):
         # a pawn never appears or vanishes; only a tipper's pawns leave a 3-4 player game
         # the last tip of a 3-4 player game ends it with the tipper's pawns still on the arm
-        gone = after.out[:-1] if after.over else after.out
+        gone = after.out[:-1] if after.result == "tip" else after.out
         kept = Counter((p.seat, p.size) for p in start.pawns if p.seat not in gone)
         assert Counter((p.seat, p.size) for p in after.pawns) == kept
         occupancy = Counter(p.holder for p in after.pawns if p.holder is not None)

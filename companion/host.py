@@ -19,6 +19,7 @@ from companion.store import Event, EventStore
 log = logging.getLogger(__name__)
 RECENT_EVENTS = 500      # kept in memory for resuming event streams
 SCORE_POINTS = 400       # points kept for the score history chart
+HUMAN_SOURCES = ("page", "button", "sensor")  # changes that pause the simulated demo game
 
 
 class GameHost:
@@ -83,7 +84,7 @@ class GameHost:
         self.seq = ev.seq
         self._recent.append(ev)
         self._snapshot = None
-        if source != "demo":
+        if source in HUMAN_SOURCES:
             self.last_human_action = self.clock.now()
         self._changed.notify_all()
         return ev

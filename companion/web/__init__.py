@@ -158,7 +158,7 @@ def create_app(companion) -> Flask:
                 sent = snap["seq"]
             else:
                 sent = last
-            quiet_since = time.monotonic()
+            last_beat = time.monotonic()
             next_live = 0.0
             while True:
                 missed = host.events_after(sent)
@@ -166,22 +166,20 @@ def create_app(companion) -> Flask:
                     snap = state_payload()
                     yield _event_message(snap["seq"], {"event": None, "state": snap})
                     sent = snap["seq"]
-                    quiet_since = time.monotonic()
                 elif missed:
                     snap = state_payload()
                     for i, ev in enumerate(missed):
                         last_one = i == len(missed) - 1
                         yield _event_message(ev.seq, {"event": ev.to_dict(), "state": snap if last_one else None})
                     sent = missed[-1].seq
-                    quiet_since = time.monotonic()
                 now = time.monotonic()
                 if companion.sensors is not None and now >= next_live:
                     yield f"event: live\ndata: {json.dumps(companion.live(), separators=(',', ':'))}\n\n"
                     next_live = now + LIVE_PERIOD_S
-                    quiet_since = now
-                elif now - quiet_since >= cfg.heartbeat_s:
+                # a comment on a fixed beat, whatever else flows, so proxies and tablets see a live connection
+                if now - last_beat >= cfg.heartbeat_s:
                     yield ": heartbeat\n\n"
-                    quiet_since = now
+                    last_beat = now
                 wait = min(cfg.heartbeat_s, LIVE_PERIOD_S if companion.sensors is not None else cfg.heartbeat_s)
                 host.wait_for_change(sent, timeout=wait)
         finally:

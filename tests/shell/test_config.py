@@ -1,0 +1,87 @@
+"""Config: defaults, and every problem named by file, key and what is wrong."""
+
+import pytest
+
+from companion.config import ConfigError, load, parse
+
+
+def write(tmp_path, text):
+    p = tmp_path / "companion.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults():
+    cfg = load(None)
+    assert cfg.game == "balance_duels" and cfg.players == 2 and cfg.model_ref == "A"
+    assert cfg.port == 8080 and cfg.host == "127.0.0.1"
+    assert cfg.model().tip_torque > 0
+
+
+def test_a_full_config(tmp_path):
+    p = write(tmp_path, """
+[game]
+name = "balance_duels"
+players = 3
+[balance]
+model = "A"
+kappa_gmm = 18000
+theta_max_deg = 9.5
+pawn_mass_g = { L = 11.0, M = 6.5 }
+[store]
+path = "state/events.sqlite3"
+[web]
+port = 9001
+[[load_cells]]
+name = "load0"
+offset_counts = 12000
+counts_per_gram = 2150.0
+dout_pin = 5
+sck_pin = 6
+[accelerometer]
+chip = "adxl345"
+axis = "ay"
+[tilt_switch]
+pin = 17
+[buttons]
+roll = 22
+undo = 23
+""")
+    cfg = load(p)
+    assert cfg.players == 3 and cfg.port == 9001
+    assert cfg.store_path == tmp_path / "state/events.sqlite3"
+    assert cfg.model().physics.pawn_mass_g == {"L": 11.0, "M": 6.5}
+    assert cfg.load_cells[0].dout_pin == 5 and cfg.accelerometer["axis"] == "ay"
+    assert cfg.buttons == {"roll": 22, "undo": 23}
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[web]\nport = 70000", "[web] port: must be a port number"),
+    ("[web]\nport = \"80\"", "[web] port: must be a whole number"),
+    ("[webb]\nport = 80", "webb: unknown section"),
+    ("[web]\nprot = 80", "[web] prot: unknown key"),
+    ("[game]\nname = \"chess\"", "[game] name: must be one of"),
+    ("[balance]\nkappa_gmm = -5", "kappa_gmm must be greater than 0"),
+    ("[balance]\nmodel = \"nope.toml\"", "no such model file"),
+    ("[buttons]\nroll = 2", "[buttons] roll: GPIO 2 and 3 carry I2C"),
+    ("[buttons]\nroll = 5\nundo = 5", "GPIO 5 is already used"),
+    ("[[load_cells]]\nname = \"x\"", "must be load0, load1"),
+    ("[accelerometer]\nchip = \"bmp280\"", "[accelerometer] chip"),
+    ("this is = = not toml", "not valid TOML"),
+])
+def test_problems_name_the_file_and_key(tmp_path, text, needle):
+    p = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load(p)
+    assert str(p) in str(err.value) and needle in str(err.value)
+
+
+def test_a_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="no such config file"):
+        load(tmp_path / "absent.toml")
+
+
+def test_a_bad_model_file_is_named(tmp_path):
+    (tmp_path / "m.toml").write_text('name = "X"\n[[holders]]\nid = "a"\nx_mm = 10\ncapacity = 3\n')
+    with pytest.raises(ConfigError, match="capacity must be 1"):
+        parse({"balance": {"model": "m.toml"}}, "c.toml", tmp_path)

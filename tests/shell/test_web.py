@@ -1,0 +1,136 @@
+"""The Flask app on a Companion with the simulated table (Flask's test client; no sockets)."""
+
+import dataclasses
+import json
+
+import pytest
+
+from companion.config import parse
+from companion.daemon import Companion
+from companion.web import create_app
+
+
+@pytest.fixture
+def companion(tmp_path):
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}}),
+                              store_path=tmp_path / "db.sqlite3")
+    c = Companion(cfg)
+    yield c
+    c.stop()
+
+
+@pytest.fixture
+def client(companion):
+    app = create_app(companion)
+    return app.test_client()
+
+
+def test_page_and_assets_are_served_locally(client):
+    page = client.get("/")
+    assert page.status_code == 200 and b"<title>Table Companion</title>" in page.data
+    for asset in (b"/static/app.js", b"/static/style.css"):
+        assert asset in page.data
+        assert client.get(asset.decode()).status_code == 200
+    # no external requests: every src/href is local
+    html = page.data.decode()
+    assert "http://" not in html and "https://" not in html
+
+
+def test_state_json(client):
+    s = client.get("/api/state").get_json()
+    assert s["game"] == "balance_duels" and isinstance(s["seq"], int)
+    view = s["view"]
+    assert len(view["holders"]) == 14 and view["tip_torque"] > 0 and view["to_move"] == 1
+    assert s["live"]["simulated"] is True and {d["name"] for d in s["live"]["devices"]} >= {"load0", "accelerometer"}
+
+
+def test_roll_move_undo_through_the_api(client):
+    r = client.post("/api/roll", json={"value": 3})
+    assert r.status_code == 200
+    view = r.get_json()["state"]["view"]
+    assert view["roll"] == 3 and view["moves"] and view["moves"][0]["verdict"] in ("safe", "risky", "tips")
+    move = view["moves"][0]["move"]
+    r = client.post("/api/action", json={"action": {"type": "move", "move": move}})
+    assert r.status_code == 200 and r.get_json()["state"]["view"]["to_move"] == 2
+    r = client.post("/api/undo", json={})
+    assert r.status_code == 200 and r.get_json()["state"]["view"]["roll"] == 3
+
+
+def test_companion_rolls_the_die(client):
+    r = client.post("/api/roll", json={})
+    assert 1 <= r.get_json()["state"]["view"]["roll"] <= 6
+
+
+@pytest.mark.parametrize("method,path,body,status,needle", [
+    ("get", "/nowhere", None, 404, "no such page"),
+    ("delete", "/api/state", None, 405, "not allowed"),
+    ("post", "/api/action", "not json", 400, "JSON object"),
+    ("post", "/api/action", [1, 2], 400, "JSON object"),
+    ("post", "/api/action", {"action": "roll"}, 400, "action"),
+    ("post", "/api/action", {"action": {"type": "fly"}}, 409, "unknown Balance Duels action"),
+    ("post", "/api/action", {"action": {"type": "roll", "value": 7}}, 409, "1 to 6"),
+    ("post", "/api/roll", {"value": "six"}, 400, "whole number"),
+    ("post", "/api/undo", {}, 409, "nothing to undo"),
+    ("post", "/api/new_game", {"game": 5}, 400, "'game'"),
+    ("post", "/api/new_game", {"game": "chess"}, 409, "unknown game"),
+    ("post", "/api/new_game", {"game": "balance_duels", "options": {"players": 12}}, 409, "players"),
+    ("post", "/api/buttons/launch", {}, 404, "no button"),
+    ("get", "/api/events?after=x", None, 400, "whole number"),
+])
+def test_bad_requests_get_a_json_error_and_change_nothing(client, method, path, body, status, needle):
+    before = client.get("/api/state").get_json()["seq"]
+    kwargs = {}
+    if isinstance(body, str):
+        kwargs = {"data": body, "content_type": "application/json"}
+    elif body is not None:
+        kwargs = {"json": body}
+    r = getattr(client, method)(path, **kwargs)
+    assert r.status_code == status
+    assert needle in r.get_json()["error"]
+    assert client.get("/api/state").get_json()["seq"] == before
+
+
+def test_buttons_roll_select_confirm_and_refuse_out_of_turn(client, companion):
+    assert client.post("/api/buttons/confirm", json={}).status_code == 409  # nothing rolled yet
+    assert companion.indicators.buzzes == 1
+    client.post("/api/buttons/roll", json={})
+    seq = companion.host.seq
+    client.post("/api/buttons/next", json={})
+    r = client.post("/api/buttons/confirm", json={})
+    assert r.status_code == 200 and companion.host.seq == seq + 1
+    r = client.post("/api/buttons/undo", json={"hold": True})
+    assert r.status_code == 200 and companion.host.seq == seq + 2
+
+
+def test_record_is_json_lines(client):
+    client.post("/api/roll", json={"value": 2})
+    r = client.get("/api/record")
+    lines = [json.loads(line) for line in r.data.decode().splitlines()]
+    assert [e["kind"] for e in lines] == ["new_game", "action"] and lines[1]["body"]["action"]["value"] == 2
+
+
+def test_indicators_follow_the_risk(companion):
+    host = companion.host
+    host.act({"type": "roll", "value": 1})
+    assert companion.indicators.light == "green"
+    # build a position where some move tips: seat 1 piles pawns on the right end
+    from companion.games import balance_duels as bd
+
+    for roll in (1, 1):
+        state = host.state
+        move = next(m for m in bd.legal_moves(companion.model, state, state.roll) if m.kind == "place")
+        host.act({"type": "move", "move": move.to_dict()})
+        host.act({"type": "roll", "value": roll})
+    view = host.snapshot()["view"]
+    assert view["indicator"] in ("green", "amber")
+
+
+def test_stream_cap_answers_503(companion):
+    companion.config = dataclasses.replace(companion.config, max_streams=1)
+    app = create_app(companion)
+    c = app.test_client()
+    first = c.get("/api/stream", buffered=False)
+    assert first.status_code == 200
+    second = c.get("/api/stream")
+    assert second.status_code == 503 and second.headers["Retry-After"] and "too many" in second.get_json()["error"]
+    first.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import logging
 import signal
 import sys
@@ -13,6 +14,9 @@ from companion import __version__
 
 EXIT_CONFIG = 2
 EXIT_START = 1
+# modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
+# sets `func` (args -> exit code) with set_defaults
+PLUGIN_COMMANDS: tuple[str, ...] = ()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, help="port to listen on (default: from the config, else 8080)")
     run.add_argument("--db", type=Path, help="the event store file (default: [store] path, else ./var/)")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    run.set_defaults(func=cmd_run)
+    for module in PLUGIN_COMMANDS:
+        importlib.import_module(module).add_commands(sub)
     return p
 
 
@@ -105,9 +112,7 @@ def serve(cfg) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "run":
-        return cmd_run(args)
-    return _fail(EXIT_CONFIG, f"unknown command {args.command}")
+    return args.func(args)
 
 
 if __name__ == "__main__":

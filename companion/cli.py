@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import importlib.util
 import logging
 import signal
 import sys
@@ -16,7 +17,7 @@ EXIT_CONFIG = 2
 EXIT_START = 1
 # modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
 # sets `func` (args -> exit code) with set_defaults
-PLUGIN_COMMANDS: tuple[str, ...] = ()
+PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.set_defaults(func=cmd_run)
     for module in PLUGIN_COMMANDS:
-        importlib.import_module(module).add_commands(sub)
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module).add_commands(sub)
     return p
 
 

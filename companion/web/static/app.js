@@ -146,6 +146,12 @@
       : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]));
     const box = document.querySelector(".bd-live");
     if (box) fillLive(box);
+    const beam = document.querySelector(".bd-beam");
+    if (beam && typeof live.angle_deg === "number" && state && state.view.model) {
+      const max = state.view.model.theta_max_deg;
+      const deg = Math.max(-max, Math.min(max, live.angle_deg));
+      beam.setAttribute("transform", beam.getAttribute("transform").replace(/rotate\([-\d.]+/, `rotate(${deg.toFixed(2)}`));
+    }
     if (live.refusal) showError(new Error(live.refusal));
     document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
   }
@@ -229,7 +235,7 @@
     const lightText = { green: "● all moves safe", amber: "▲ some moves tip", red: "■ TIPPED", off: "○ waiting" }[v.indicator] || v.indicator;
     const controls = el("div", { class: "bd-controls" });
     if (!v.over && v.roll === null) {
-      controls.append(el("button", { class: "btn primary", type: "button", id: "bd-roll", onclick: () => post("/api/roll", {}).catch(showError) }, "🎲 Roll the die"));
+      controls.append(el("button", { class: "btn primary", type: "button", id: "bd-roll", onclick: () => post("/api/roll", {}).catch(showError) }, "Roll the die"));
       for (let n = 1; n <= 6; n++) controls.append(el("button", { class: "btn", type: "button", "aria-label": `we rolled ${n}`,
         onclick: () => post("/api/roll", { value: n }).catch(showError) }, String(n)));
     }

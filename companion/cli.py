@@ -35,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--db", type=Path, help="the event store file (default: [store] path, else ./var/)")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.set_defaults(func=cmd_run)
+    hp = sub.add_parser("hash-pin", help="turn a table PIN into the salted hash to put in [web] pin",
+                        description="Reads a PIN (4-12 digits) and prints the line for the config's [web] section.")
+    hp.add_argument("--stdin", action="store_true", help="read the PIN from standard input instead of asking")
+    hp.set_defaults(func=cmd_hash_pin)
     for module in PLUGIN_COMMANDS:
         if importlib.util.find_spec(module) is not None:
             importlib.import_module(module).add_commands(sub)
@@ -72,6 +76,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _fail(EXIT_CONFIG, f"{cfg.source}: sensors are configured but this build has no real drivers yet; "
                                   "run with --simulate")
     return serve(cfg)
+
+
+def cmd_hash_pin(args: argparse.Namespace) -> int:
+    import getpass
+
+    from companion.pin import check_pin_text, hash_pin
+
+    pin = sys.stdin.readline().strip() if args.stdin else getpass.getpass("Table PIN: ")
+    problem = check_pin_text(pin) if not pin.startswith("pbkdf2") else "give the PIN itself, not a hash"
+    if problem:
+        return _fail(EXIT_CONFIG, f"the PIN {problem}")
+    print(f'pin = "{hash_pin(pin)}"')
+    return 0
 
 
 def serve(cfg) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from companion.games.balance_model import Model, ModelError, load_model
+from companion.pin import check_pin_text, hash_pin
 
 GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
 DEFAULT_PORT = 8080
@@ -49,6 +50,7 @@ class Config:
     port: int = DEFAULT_PORT
     max_streams: int = 24
     heartbeat_s: float = 15.0
+    pin_hash: str | None = None   # the table PIN, salted and hashed; None: changes are open (localhost only)
     simulate: bool = False
     demo: bool = True
     demo_interval_s: float = 2.5
@@ -170,8 +172,11 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     store = c.table(data, "store", {"path"})
     store_path = c.get(store, "store", "path", str, None)
 
-    web = c.table(data, "web", {"host", "port", "max_streams", "heartbeat_s"})
-    host = c.get(web, "web", "host", str, "127.0.0.1")
+    web = c.table(data, "web", {"host", "port", "max_streams", "heartbeat_s", "pin"})
+    pin = c.get(web, "web", "pin", str, None, check_pin_text)
+    pin_hash = None if pin is None else pin if "$" in pin else hash_pin(pin)
+    # the whole Wi-Fi may see the table only when changes need the PIN
+    host = c.get(web, "web", "host", str, "0.0.0.0" if pin_hash else "127.0.0.1")
     port = c.get(web, "web", "port", int, DEFAULT_PORT, _port)
     max_streams = c.get(web, "web", "max_streams", int, 24, lambda v: None if 1 <= v <= 200 else "must be from 1 to 200")
     heartbeat = c.get(web, "web", "heartbeat_s", float, 15.0,
@@ -258,7 +263,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         source=source, base_dir=base, game=name, players=players, game_options=options,
         balance=balance, model_ref=model_ref,
         store_path=(base / store_path) if store_path else None,
-        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat,
+        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
     )

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
 SIM_CELLS = 2
 DEMO_PAUSE_AFTER_HUMAN_S = 60.0
+DEMO_LINGER_STEPS = 4
 
 
 class Companion:
@@ -44,6 +45,7 @@ class Companion:
         self.indicators = SimIndicators(self.clock)
         self.buttons = SimButtonPanel()
         self.selection = 0  # the move highlighted by the 'next' button
+        self._demo_idle = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         if config.simulate:
@@ -168,7 +170,11 @@ class Companion:
             return
         state = host.state
         if state.over:
-            host.new_game("balance_duels", host.options, source="demo")
+            # leave the result (and a tip's alarm) on the page for a few turns' time before starting again
+            self._demo_idle += 1
+            if self._demo_idle >= DEMO_LINGER_STEPS:
+                self._demo_idle = 0
+                host.new_game("balance_duels", host.options, source="demo")
             return
         if state.roll is None:
             moves = bd.legal_moves(self.model, state, None)

@@ -6,6 +6,8 @@ the daemon itself: the table may have no internet.
 
 from __future__ import annotations
 
+import functools
+import hmac
 import json
 import logging
 import threading
@@ -18,6 +20,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion.games.base import RuleError
 from companion.store import StoreError
+from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -54,6 +57,22 @@ def create_app(companion) -> Flask:
     cfg = companion.config
     streams = threading.BoundedSemaphore(cfg.max_streams)
     app.extensions["companion"] = companion
+    guard = PinGuard(cfg.pin_hash, companion.clock)
+    app.extensions["pin_guard"] = guard
+
+    def change(view):
+        """Every change needs the table PIN's session and its CSRF token (when a PIN is set)."""
+        @functools.wraps(view)
+        def checked(*args, **kwargs):
+            if guard.required:
+                session = guard.session(request.cookies.get(COOKIE))
+                if session is None:
+                    raise ApiError(401, "enter the table PIN to change the game", pin_required=True)
+                sent = request.headers.get("X-CSRF-Token", "")
+                if not hmac.compare_digest(sent.encode(), session.csrf.encode()):
+                    raise ApiError(403, "missing or wrong X-CSRF-Token header; reload the page")
+            return view(*args, **kwargs)
+        return checked
 
     def state_payload() -> dict:
         return {**host.snapshot(), "live": companion.live()}
@@ -185,8 +204,41 @@ def create_app(companion) -> Flask:
         finally:
             streams.release()
 
+    # --- the PIN
+    @app.get("/api/session")
+    def api_session():
+        session = guard.session(request.cookies.get(COOKIE))
+        return jsonify({"pin_required": guard.required, "unlocked": session is not None or not guard.required,
+                        "csrf": session.csrf if session else None})
+
+    @app.post("/api/login")
+    def api_login():
+        pin = _body().get("pin")
+        if not guard.required:
+            raise ApiError(400, "this table has no PIN; changes are open")
+        try:
+            token, csrf = guard.login(pin)
+        except Locked as exc:
+            resp = jsonify({"error": str(exc)})
+            resp.status_code = 429
+            resp.headers["Retry-After"] = str(int(exc.retry_after) + 1)
+            return resp
+        except ValueError:
+            raise ApiError(403, "wrong PIN") from None
+        resp = jsonify({"ok": True, "csrf": csrf})
+        resp.set_cookie(COOKIE, token, max_age=int(SESSION_S), httponly=True, samesite="Strict", path="/")
+        return resp
+
+    @app.post("/api/logout")
+    def api_logout():
+        guard.logout(request.cookies.get(COOKIE))
+        resp = jsonify({"ok": True})
+        resp.delete_cookie(COOKIE, path="/")
+        return resp
+
     # --- changes
     @app.post("/api/action")
+    @change
     def api_action():
         body = _body()
         action = body.get("action")
@@ -196,6 +248,7 @@ def create_app(companion) -> Flask:
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 
     @app.post("/api/roll")
+    @change
     def api_roll():
         body = _body()
         value = body.get("value")
@@ -212,12 +265,14 @@ def create_app(companion) -> Flask:
         return jsonify({"values": companion.dice(n)})
 
     @app.post("/api/undo")
+    @change
     def api_undo():
         _body()
         ev = host.undo(source="page")
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 
     @app.post("/api/new_game")
+    @change
     def api_new_game():
         body = _body()
         game = body.get("game")
@@ -230,6 +285,7 @@ def create_app(companion) -> Flask:
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 
     @app.post("/api/buttons/<name>")
+    @change
     def api_button(name: str):
         hold = _body().get("hold", False)
         if not isinstance(hold, bool):

@@ -23,12 +23,39 @@
     return node;
   }
 
-  async function post(path, body) {
-    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) });
+  let csrf = null;
+  async function post(path, body, retried) {
+    const headers = { "Content-Type": "application/json" };
+    if (csrf) headers["X-CSRF-Token"] = csrf;
+    const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}), credentials: "same-origin" });
     const data = await r.json().catch(() => ({ error: r.statusText }));
+    if ((r.status === 401 || r.status === 403) && data.pin_required !== false && !retried && path !== "/api/login") {
+      if (r.status === 401 || !csrf) { await askPin(); return post(path, body, true); }
+    }
     if (!r.ok) throw new Error(data.error || r.statusText);
     if (data.state) apply(data.state);
     return data;
+  }
+
+  // the table PIN: asked once, then the session cookie and CSRF token carry every change
+  function askPin() {
+    return new Promise((resolve, reject) => {
+      const dlg = $("pin"), form = $("pin-form"), input = $("pin-input"), err = $("pin-error");
+      err.textContent = "";
+      input.value = "";
+      form.onsubmit = async (ev) => {
+        ev.preventDefault();
+        if (ev.submitter && ev.submitter.value === "cancel") { dlg.close(); reject(new Error("the PIN is needed for changes")); return; }
+        try {
+          const data = await post("/api/login", { pin: input.value }, true);
+          csrf = data.csrf;
+          dlg.close();
+          resolve();
+        } catch (e) { err.textContent = e.message; input.value = ""; }
+      };
+      dlg.showModal();
+      input.focus();
+    });
   }
 
   const api = {
@@ -308,5 +335,6 @@
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") lock(); });
   }
 
+  fetch("/api/session").then((r) => r.json()).then((s) => { csrf = s.csrf; }).catch(() => {});
   fetch("/api/state").then((r) => r.json()).then(apply).catch(showError).finally(connect);
 })();

@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench venv clean
+.PHONY: run test bench venv clean browser
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found %d.%d)" % sys.version_info[:2])'
@@ -22,8 +22,17 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/companion run --simulate --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# The browser tests use Debian's chromium (never a downloaded browser build). Installed when missing and root;
+# otherwise those tests are skipped with a message (and fail under CI=true).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
 
 bench: $(STAMP)
 	$(BIN)/python bench/balance_duels_bench.py

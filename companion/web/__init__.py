@@ -24,7 +24,8 @@ from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
-LIVE_PERIOD_S = 0.5
+LIVE_PERIOD_S = 0.5        # live sensor readings on the stream
+IDLE_LIVE_PERIOD_S = 2.0   # without sensors: still a visible sign of life for the page's stale-stream check
 
 
 class ApiError(Exception):
@@ -179,6 +180,7 @@ def create_app(companion) -> Flask:
                 sent = last
             last_beat = time.monotonic()
             next_live = 0.0
+            live_period = LIVE_PERIOD_S if companion.sensors is not None else IDLE_LIVE_PERIOD_S
             while True:
                 missed = host.events_after(sent)
                 if missed is None:
@@ -192,15 +194,15 @@ def create_app(companion) -> Flask:
                         yield _event_message(ev.seq, {"event": ev.to_dict(), "state": snap if last_one else None})
                     sent = missed[-1].seq
                 now = time.monotonic()
-                if companion.sensors is not None and now >= next_live:
+                if now >= next_live:
+                    # sensor readings, and proof of life the page can see (comments are invisible to EventSource)
                     yield f"event: live\ndata: {json.dumps(companion.live(), separators=(',', ':'))}\n\n"
-                    next_live = now + LIVE_PERIOD_S
+                    next_live = now + live_period
                 # a comment on a fixed beat, whatever else flows, so proxies and tablets see a live connection
                 if now - last_beat >= cfg.heartbeat_s:
                     yield ": heartbeat\n\n"
                     last_beat = now
-                wait = min(cfg.heartbeat_s, LIVE_PERIOD_S if companion.sensors is not None else cfg.heartbeat_s)
-                host.wait_for_change(sent, timeout=wait)
+                host.wait_for_change(sent, timeout=max(0.01, min(next_live, last_beat + cfg.heartbeat_s) - now))
         finally:
             streams.release()
 

@@ -75,7 +75,11 @@
 
   // ---------------------------------------------------------------- the stream
   let source = null;
+  let lastMessage = Date.now();
+  const STALE_MS = 6000;  // the daemon sends a live event at least every 2 s
   function connect() {
+    if (source) source.close();
+    lastMessage = Date.now();
     // EventSource resends Last-Event-ID itself on an automatic reconnect; we add it when we reconnect by hand
     const url = lastSeq >= 0 ? `/api/stream?last_event_id=${lastSeq}` : "/api/stream";
     source = new EventSource(url);
@@ -84,12 +88,18 @@
       setConn(false);
       if (source.readyState === EventSource.CLOSED) { setTimeout(connect, 2000); }
     });
+    source.addEventListener("message", () => { lastMessage = Date.now(); });
     source.addEventListener("state", (e) => {
+      lastMessage = Date.now();
       const msg = JSON.parse(e.data);
       if (msg.state) apply(msg.state);
     });
-    source.addEventListener("live", (e) => { live = JSON.parse(e.data); renderLive(); });
+    source.addEventListener("live", (e) => { lastMessage = Date.now(); setConn(true); live = JSON.parse(e.data); renderLive(); });
   }
+  // a stream can die without an error event (a stalled daemon, a Wi-Fi hiccup): notice the silence, say so, reconnect
+  setInterval(() => {
+    if (source && Date.now() - lastMessage > STALE_MS) { setConn(false); connect(); }
+  }, 1000);
   function setConn(ok) {
     const c = $("conn");
     c.textContent = ok ? "live" : "reconnecting…";

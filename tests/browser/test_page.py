@@ -1,0 +1,204 @@
+"""The table page in a real browser: Playwright driving Debian's Chromium against the daemon on the simulated table."""
+
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+PIN = "2468"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("Chromium is missing on CI: `make test` installs Debian's chromium package")
+    pytest.skip("Debian's chromium is not installed (make test installs it when run as root)", allow_module_level=True)
+
+
+class Table:
+    """The daemon as a process, and an API client holding the PIN session."""
+
+    def __init__(self, tmp_path):
+        cfg = tmp_path / "companion.toml"
+        cfg.write_text(f'[simulate]\nenabled = true\ndemo = false\nseed = 5\n[web]\nhost = "127.0.0.1"\npin = "{PIN}"\n')
+        self.proc = subprocess.Popen([sys.executable, "-m", "companion", "run", "--config", str(cfg), "--port", "0",
+                                      "--db", str(tmp_path / "db.sqlite3"), "--log-level", "WARNING"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        assert m, f"daemon did not start: {line!r}"
+        self.url = m.group(1)
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.csrf = self._post("/api/login", {"pin": PIN})["csrf"]
+
+    def _post(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "X-CSRF-Token": getattr(self, "csrf", "") or ""})
+        with self.opener.open(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def act(self, action):
+        return self._post("/api/action", {"action": action})["state"]
+
+    def roll(self, value):
+        return self._post("/api/roll", {"value": value})["state"]
+
+    def new_game(self, game, options=None):
+        return self._post("/api/new_game", {"game": game, "options": options or {}})["state"]
+
+    def play_first(self, roll, **want):
+        """Roll, then play the first legal move matching `want`."""
+        view = self.roll(roll)["view"]
+        move = next(m["move"] for m in view["moves"] if all(m["move"].get(k) == v for k, v in want.items()))
+        return self.act({"type": "move", "move": move})
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    t = Table(tmp_path_factory.mktemp("browser"))
+    yield t
+    t.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, table):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    pg.requests = []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    yield pg
+    outside = [u for u in pg.requests if not (u.startswith(table.url) or u.startswith("data:"))]
+    assert not outside, f"the page asked outside the daemon: {outside}"
+    context.close()
+
+
+def shot(page, name):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def open_page(page, table):
+    page.goto(table.url + "/")
+    page.wait_for_selector("#conn.ok", timeout=10000)
+
+
+def test_balance_duels_arm_bars_and_moves(page, table):
+    table.new_game("balance_duels", {"players": 2})
+    open_page(page, table)
+    assert page.locator(".bd-arm svg").count() >= 1
+    assert page.locator(".bd-bar").count() == 14  # one bar per holder of model A
+    table.roll(4)
+    page.wait_for_selector(".bd-move", timeout=2000)
+    assert "places L on E4" in page.locator(".bd-moves").inner_text()
+    assert page.locator(".verdict.safe").count() >= 1
+    shot(page, "balance-duels")
+
+
+def test_a_placement_shows_up_live_without_reload(page, table):
+    table.new_game("balance_duels", {"players": 2})
+    open_page(page, table)
+    pawns = page.locator(".bd-beam circle").count()
+    t0 = time.monotonic()
+    table.play_first(3, kind="place")
+    page.wait_for_function(f"document.querySelectorAll('.bd-beam circle').length > {pawns}", timeout=2000)
+    assert time.monotonic() - t0 < 2.0
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload
+
+
+def test_a_tip_raises_the_alarm(page, table):
+    table.new_game("balance_duels", {"players": 2})
+    open_page(page, table)
+    # seat 1 loads the right-hand end faster than seat 2 can answer: E1, E2, then E1 again tips it
+    table.play_first(1, kind="place")      # seat 1 → E1
+    table.play_first(6, kind="place")      # seat 2 → W2
+    table.play_first(2, kind="place")      # seat 1 → E2
+    table.play_first(6, kind="place")      # seat 2 → W2
+    view = table.roll(1)["view"]
+    assert [m["verdict"] for m in view["moves"] if m["move"]["kind"] == "place"] == ["tips"]
+    page.wait_for_selector(".verdict.tips", timeout=2000)
+    table.act({"type": "move", "move": next(m["move"] for m in view["moves"] if m["move"]["kind"] == "place")})
+    page.wait_for_selector("#alarm:not([hidden])", timeout=2000)
+    assert "tipped the arm" in page.locator("#alarm").inner_text()
+    assert page.locator(".bd-light.red").count() == 1
+    shot(page, "balance-duels-tipped")
+
+
+def test_imperial_rondel_shows_correct_costs(page, table):
+    from companion.games.imperial import rondel_cost
+
+    state = table.new_game("imperial", {"players": ["Ann", "Bob"]})
+    for _ in range(6):  # every nation's free first placement, on Taxation (which needs no further choice)
+        nation = state["view"]["to_move"]
+        state = table.act({"type": "rondel", "nation": nation, "target": "taxation"})
+    view = state["view"]
+    mover = view["to_move"]
+    power = next(n for n in view["nations"] if n["id"] == mover)["power_points"]
+    open_page(page, table)
+    page.wait_for_selector(".imp-sector", timeout=5000)
+    for target, name in (("investor", "Investor"), ("import", "Import"), ("production2", "Production")):
+        cost = rondel_cost("taxation", target, power)
+        label = f"{name}: {cost} M" if cost else f"{name}: free"
+        assert page.locator(f'[aria-label="{label}"]').count() >= 1, label
+    shot(page, "imperial")
+
+
+def test_changes_need_the_pin_in_the_page(page, table):
+    table.new_game("balance_duels", {"players": 2})
+    page.goto(table.url + "/")
+    page.wait_for_selector("#bd-roll", timeout=10000)
+    seq = json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"]
+    page.click("#bd-roll")
+    page.wait_for_selector("#pin[open]", timeout=2000)
+    page.fill("#pin-input", "0000")
+    page.click("#pin-form button[value=go]")
+    page.wait_for_function("document.getElementById('pin-error').textContent.includes('wrong PIN')", timeout=2000)
+    assert json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"] == seq
+    page.fill("#pin-input", PIN)
+    page.click("#pin-form button[value=go]")
+    page.wait_for_selector(".bd-die:not(.empty)", timeout=3000)
+    assert json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"] == seq + 1
+
+
+def test_reconnecting_is_visible_and_resumes(browser, tmp_path):
+    own = Table(tmp_path)  # its own daemon: this test freezes it
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        open_page(page, own)
+        # the daemon stalls (as on a Wi-Fi hiccup or an overloaded Pi): the page must say so, not show stale data quietly
+        own.proc.send_signal(signal.SIGSTOP)
+        page.wait_for_selector("#conn.bad", timeout=10000)
+        assert "reconnecting" in page.locator("#conn").inner_text()
+        own.proc.send_signal(signal.SIGCONT)
+        own.roll(2)
+        page.wait_for_selector("#conn.ok", timeout=15000)
+        page.wait_for_selector(".bd-die:not(.empty)", timeout=5000)
+    finally:
+        own.proc.send_signal(signal.SIGCONT)
+        context.close()
+        own.stop()

@@ -133,6 +133,54 @@ class GameHost:
         self._notify()
         return ev
 
+    def load_record(self, events: list[Mapping[str, Any]], source: str = "page") -> Event:
+        """Start a game from a game record (events as /api/record writes them), replaying every action.
+
+        The whole record is checked with the rules engine before anything is written, so a bad record
+        changes nothing; the loaded game continues from where the record ends.
+        """
+        if not isinstance(events, list) or not events:
+            raise RuleError("a game record is a list of events, starting with its new_game")
+        first = events[0]
+        if not isinstance(first, Mapping) or first.get("kind") != "new_game" or not isinstance(first.get("body"), Mapping):
+            raise RuleError("line 1 of the record must be its new_game event")
+        game = first["body"].get("game")
+        if game not in self.engines:
+            raise RuleError(f"line 1: unknown game {game!r}")
+        options = first["body"].get("options", {})
+        if not isinstance(options, Mapping):
+            raise RuleError("line 1: options must be an object")
+        engine = self.engines[game]
+        try:
+            states = [engine.new(options)]
+        except RuleError as exc:
+            raise RuleError(f"line 1: {exc}") from None
+        steps: list[tuple[str, dict]] = []
+        for n, ev in enumerate(events[1:], start=2):
+            if not isinstance(ev, Mapping) or ev.get("kind") not in ("action", "undo"):
+                raise RuleError(f"line {n}: each later event is an action or an undo")
+            if ev["kind"] == "undo":
+                if len(states) <= 1:
+                    raise RuleError(f"line {n}: an undo with nothing to undo")
+                states.pop()
+                steps.append(("undo", {"undoes": "replayed"}))
+                continue
+            action = ev.get("body", {}).get("action") if isinstance(ev.get("body"), Mapping) else None
+            if not isinstance(action, Mapping):
+                raise RuleError(f"line {n}: an action event needs body.action")
+            try:
+                states.append(engine.act(states[-1], action))
+            except RuleError as exc:
+                raise RuleError(f"line {n}: {exc}") from None
+            steps.append(("action", {"action": dict(action)}))
+        ev = self.new_game(game, options, source=source)
+        for kind, body in steps:
+            if kind == "undo":
+                self.undo(source=source)
+            else:
+                self.act(body["action"], source=source)
+        return ev
+
     # --- reading
     @property
     def state(self) -> Any:

@@ -147,6 +147,22 @@ def create_app(companion) -> Flask:
         return Response(lines, mimetype="application/x-ndjson",
                         headers={"Content-Disposition": f'attachment; filename="game-{host.game_id}.jsonl"'})
 
+    @app.post("/api/record")
+    @change
+    def api_load_record():
+        """Load a game record (JSON lines, as downloaded) as a new game, to replay or continue it."""
+        text = request.get_data(as_text=True)
+        events = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                raise ApiError(400, f"line {n} of the game record is not JSON") from None
+        ev = host.load_record(events, source="page")
+        return jsonify({"ok": True, "seq": host.seq, "game_id": ev.game_id, "state": state_payload()})
+
     @app.get("/api/health")
     def api_health():
         live = companion.live()

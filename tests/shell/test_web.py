@@ -134,3 +134,32 @@ def test_stream_cap_answers_503(companion):
     second = c.get("/api/stream")
     assert second.status_code == 503 and second.headers["Retry-After"] and "too many" in second.get_json()["error"]
     first.close()
+
+
+def test_a_downloaded_record_loads_back_as_a_game(client):
+    client.post("/api/roll", json={"value": 4})
+    move = client.get("/api/state").get_json()["view"]["moves"][0]["move"]
+    client.post("/api/action", json={"action": {"type": "move", "move": move}})
+    client.post("/api/roll", json={"value": 2})
+    client.post("/api/undo", json={})
+    record = client.get("/api/record").data
+    before = client.get("/api/state").get_json()
+    r = client.post("/api/record", data=record, content_type="application/x-ndjson")
+    assert r.status_code == 200
+    after = r.get_json()["state"]
+    assert after["game_id"] != before["game_id"] and after["view"] == before["view"]
+
+
+@pytest.mark.parametrize("record,needle", [
+    (b"not json\n", "line 1 of the game record is not JSON"),
+    (b'{"kind": "action", "body": {}}\n', "line 1 of the record must be its new_game"),
+    (b'{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}\n'
+     b'{"kind": "action", "body": {"action": {"type": "roll", "value": 9}}}\n', "line 2: a die shows 1 to 6"),
+    (b'{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}\n{"kind": "undo"}\n', "line 2: an undo"),
+])
+def test_a_bad_record_is_refused_whole(client, record, needle):
+    before = client.get("/api/state").get_json()["seq"]
+    r = client.post("/api/record", data=record, content_type="application/x-ndjson")
+    assert r.status_code in (400, 409) and needle in r.get_json()["error"]
+    assert client.get("/api/state").get_json()["seq"] == before
+

@@ -309,6 +309,21 @@
 
   // ---------------------------------------------------------------- controls
   $("btn-undo").addEventListener("click", () => api.undo().catch(showError));
+  $("upload").addEventListener("change", async (ev) => {
+    const file = ev.target.files[0];
+    ev.target.value = "";
+    if (!file) return;
+    const send = async (retried) => {
+      const headers = { "Content-Type": "application/x-ndjson" };
+      if (csrf) headers["X-CSRF-Token"] = csrf;
+      const r = await fetch("/api/record", { method: "POST", headers, body: await file.text(), credentials: "same-origin" });
+      const data = await r.json().catch(() => ({ error: r.statusText }));
+      if (r.status === 401 && !retried) { await askPin(); return send(true); }
+      if (!r.ok) throw new Error(data.error);
+      apply(data.state);
+    };
+    send(false).catch(showError);
+  });
   $("btn-new").addEventListener("click", openSetup);
   async function openSetup() {
     const games = await (await fetch("/api/games")).json();

@@ -11,6 +11,7 @@ import random
 import threading
 from typing import Any
 
+from companion.buttons import ButtonController
 from companion.clock import Clock
 from companion.config import Config
 from companion.devices import Calibration, SensorMonitor
@@ -43,8 +44,8 @@ class Companion:
         self.table: SimulatedTable | None = None
         self.sensors: SensorMonitor | None = None
         self.indicators = SimIndicators(self.clock)
-        self.buttons = SimButtonPanel()
-        self.selection = 0  # the move highlighted by the 'next' button
+        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo"))
+        self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"))
         self._demo_idle = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -93,32 +94,15 @@ class Companion:
             self.indicators.show(view["indicator"])
             if view["tipped_by"] is not None and snap["last_action"] and snap["last_action"] != "undo":
                 self.indicators.buzz(2.0)
-            self.selection = 0
         else:
             self.indicators.show("off")
+        self.controller.reset()
 
-    # --- buttons: roll, next (cycle the highlighted move), confirm, undo (hold any)
+    # --- buttons (companion/buttons.py says what each does per game)
     def press(self, name: str) -> str | None:
         """Handle a short press; returns the refusal message when the press was out of turn."""
         try:
-            if self.host.game != "balance_duels":
-                raise RuleError(f"the '{name}' button does nothing in {self.host.engine.title}; use the page")
-            view = self.host.snapshot()["view"]
-            if name == "roll":
-                self.roll_die(source="button")
-            elif name == "next":
-                if not view["moves"]:
-                    raise RuleError("roll the die first")
-                self.selection = (self.selection + 1) % len(view["moves"])
-            elif name == "confirm":
-                if not view["moves"]:
-                    raise RuleError("roll the die first")
-                move = view["moves"][min(self.selection, len(view["moves"]) - 1)]["move"]
-                self.host.act({"type": "move", "move": move}, source="button")
-            elif name == "undo":
-                self.host.undo(source="button")
-            else:
-                raise RuleError(f"no action for button {name!r}")
+            self.controller.press(name)
         except RuleError as exc:
             return self.flash(str(exc))
         return None
@@ -126,7 +110,7 @@ class Companion:
     def hold(self, name: str) -> str | None:
         """A long press on any button takes back the last action."""
         try:
-            self.host.undo(source="button")
+            self.controller.hold(name)
         except RuleError as exc:
             return self.flash(str(exc))
         return None
@@ -158,7 +142,7 @@ class Companion:
         out["buzzing"] = self.indicators.buzzing
         if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:
             out["refusal"] = self.last_refusal["message"]
-        out["selection"] = self.selection
+        out.update(self.controller.status())
         return out
 
     # --- the demo game

@@ -191,6 +191,9 @@
     }
     if (live.refusal) showError(new Error(live.refusal));
     document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
+    const choice = $("button-choice");
+    choice.hidden = !live.selection_label;
+    choice.textContent = live.selection_label ? `buttons: ▶ ${live.selection_label}` : "";
   }
   function fillLive(box) {
     const fmt = (v, unit) => (v === null || v === undefined ? "—" : `${v} ${unit}`);

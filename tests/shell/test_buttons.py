@@ -1,0 +1,41 @@
+"""The button panel per game: next walks the choices, confirm plays one, a long press undoes."""
+
+import dataclasses
+
+import pytest
+
+from companion.config import parse
+from companion.daemon import Companion
+
+
+@pytest.fixture
+def comp(tmp_path):
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 2}}),
+                              store_path=tmp_path / "db.sqlite3")
+    c = Companion(cfg)
+    yield c
+    c.stop()
+
+
+def test_balance_duels_roll_next_confirm_undo(comp):
+    assert comp.press("confirm") == "roll the die first"
+    assert comp.indicators.buzzes == 1
+    assert comp.press("roll") is None and comp.host.state.roll is not None
+    status = comp.live()
+    assert status["choices"] >= 1 and status["selection_label"]
+    seq = comp.host.seq
+    assert comp.press("confirm") is None and comp.host.seq == seq + 1
+    assert comp.hold("roll") is None and comp.host.seq == seq + 2   # a long press undoes
+    assert comp.host.state.roll is not None
+
+
+def test_imperial_steps_the_rondel_target_and_confirms(comp):
+    comp.host.new_game("imperial", {"players": ["Ann", "Bob"]})
+    assert comp.press("roll") == "Imperial 2030 rolls its dice on the page"
+    first = comp.live()["selection_label"]
+    comp.press("next")
+    second = comp.live()["selection_label"]
+    assert first != second and second.startswith("Production")
+    seq = comp.host.seq
+    assert comp.press("confirm") is None and comp.host.seq == seq + 1
+    assert comp.host.snapshot()["view"]["rondel"]["positions"]["russia"] == "production1"

@@ -396,6 +396,17 @@ def _default_deal(players: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     return {p: (NATIONS[i],) for i, p in enumerate(players)}
 
 
+def random_deal(players: list[str] | tuple[str, ...], rng) -> dict[str, list[str]]:
+    """Shuffle the flag cards and deal them, as the table would; the shell passes its own random source
+    so the engine stays deterministic (the dealt cards are stored in the game's options)."""
+    players = tuple(players)
+    count = len(players)
+    require(2 <= count <= 6, "Imperial 2030 is for 2 to 6 players")
+    groups = list(GROUPS.get(count) or [(n,) for n in NATIONS])
+    rng.shuffle(groups)
+    return {p: list(g) for p, g in zip(players, groups)}
+
+
 def _validate_deal(raw: object, players: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     require(isinstance(raw, Mapping), "option 'deal' must map each player to a list of nation flag cards")
     for name in raw:

@@ -299,6 +299,13 @@ def create_app(companion) -> Flask:
             raise ApiError(400, "'game' must name a game: " + ", ".join(sorted(host.engines)))
         if not isinstance(options, dict):
             raise ApiError(400, "'options' must be an object")
+        if game == "imperial" and options.get("deal") == "random":
+            from companion.games.imperial import random_deal
+
+            players = options.get("players")
+            if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+                raise ApiError(400, "a random deal needs 'players' as a list of names")
+            options = {**options, "deal": random_deal(players, companion.rng)}
         ev = host.new_game(game, options, source="page")
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 

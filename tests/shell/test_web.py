@@ -163,3 +163,12 @@ def test_a_bad_record_is_refused_whole(client, record, needle):
     assert r.status_code in (400, 409) and needle in r.get_json()["error"]
     assert client.get("/api/state").get_json()["seq"] == before
 
+
+
+def test_imperial_with_a_random_deal_stores_the_cards_dealt(client):
+    r = client.post("/api/new_game", json={"game": "imperial", "options": {"players": ["Ann", "Bob", "Cy", "Di"],
+                                                                         "deal": "random"}})
+    assert r.status_code == 200
+    deal = r.get_json()["state"]["options"]["deal"]
+    assert sorted(deal) == ["Ann", "Bob", "Cy", "Di"] and all(len(v) == 1 for v in deal.values())
+    assert len({v[0] for v in deal.values()}) == 4

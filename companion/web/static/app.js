@@ -332,7 +332,7 @@
     const games = await (await fetch("/api/games")).json();
     const sel = $("setup-game");
     sel.replaceChildren(...games.map((g) => el("option", { value: g.name, selected: state && g.name === state.game }, g.title)));
-    const sync = () => { $("setup-bd").hidden = sel.value !== "balance_duels"; };
+    const sync = () => { $("setup-bd").hidden = sel.value !== "balance_duels"; $("setup-imp").hidden = sel.value !== "imperial"; };
     sel.onchange = sync; sync();
     $("setup-error").textContent = "";
     $("setup").showModal();
@@ -352,7 +352,13 @@
         pass_needs_roll: f.pass_needs_roll.checked, optional_beat: f.optional_beat.checked, teams: f.teams.checked });
       if (players === 2) options.pawns = Number(f.pawns.value);
       if (names.length) options.names = names;
-    } else if (names.length && !options.players) options.players = names;
+    } else {
+      if (!options.players) options.players = names.length ? names : players;
+      if (game === "imperial") {
+        options.variant = f.variant.value;
+        if (f.random_deal.checked && Array.isArray(options.players)) options.deal = "random";
+      }
+    }
     try { await post("/api/new_game", { game, options }); $("setup").close(); }
     catch (e) { $("setup-error").textContent = e.message; }
   });

@@ -12,12 +12,9 @@ OTHER_GAMES = ("imperial", "risk", "balance_of_power", "global_powers")
 
 def engines(model: Model) -> dict[str, Engine]:
     import importlib
-    import importlib.util
 
     found = {"balance_duels": balance_duels.engine(model)}
     for name in OTHER_GAMES:
-        if importlib.util.find_spec(f"companion.games.{name}") is None:
-            continue
         module = importlib.import_module(f"companion.games.{name}")
         found[name] = module.ENGINE
     return found

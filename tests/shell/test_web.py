@@ -172,3 +172,16 @@ def test_imperial_with_a_random_deal_stores_the_cards_dealt(client):
     deal = r.get_json()["state"]["options"]["deal"]
     assert sorted(deal) == ["Ann", "Bob", "Cy", "Di"] and all(len(v) == 1 for v in deal.values())
     assert len({v[0] for v in deal.values()}) == 4
+
+
+def test_the_first_page_is_small(client):
+    """Everything the first page loads (HTML, scripts, styles) stays under 200 KB."""
+    import re
+
+    html = client.get("/").data
+    total = len(html)
+    for path in re.findall(rb'(?:src|href)="(/static/[^"]+)"', html):
+        r = client.get(path.decode())
+        assert r.status_code == 200, path
+        total += len(r.data)
+    assert total < 200 * 1024, f"first page is {total / 1024:.0f} KB"

@@ -1,0 +1,699 @@
+"""Balance of Power (1815) -- score, the action budget and the elimination chart.
+
+Two ways to track a game:
+
+* "board": the tracker keeps every pawn's territory, so it works out who holds
+  what alone, the capital bonuses, the pool and which classes are gone.
+* "counts": the players enter territories held and full capitals; the tracker
+  still keeps the pawns per class from the actions (duplicates and eliminations)
+  and runs the turn helper.
+
+The map in data/balance_of_power_map.toml is incomplete, so board mode accepts
+any territory name and checks borders only where the map lists all of them.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+from companion.games.base import Engine, RuleError, field, require
+
+MAP: dict[str, Any] = tomllib.loads(
+    (Path(__file__).parent / "data" / "balance_of_power_map.toml").read_text(encoding="utf-8")
+)
+
+CLASSES = ("king", "general", "banker")
+CLASS_LABELS = {"king": "King", "general": "General", "banker": "Banker"}
+# Each class eliminates exactly one other: the rock-paper-scissors of the reference card.
+PREY = {"general": "king", "king": "banker", "banker": "general"}
+PAWNS_PER_CLASS = 15
+TERRITORY_LIMIT = 3
+CAPITAL_BONUS = 3
+POINTS_TO_WIN = {2: 30, 3: 27, 4: 24, 5: 21, 6: 18}
+EMPIRES: dict[str, dict[str, Any]] = MAP["empires"]
+TRACKING = ("board", "counts")
+VARIANT_KEYS = ("tougher_neutral", "respawn", "total_domination")
+
+
+def _key(name: str) -> str:
+    words = name.strip().lower().split()
+    if words and words[0] == "the":
+        words = words[1:]
+    return " ".join(words)
+
+
+def _known_territories() -> dict[str, str]:
+    names: list[str] = []
+    for empire in EMPIRES.values():
+        names += empire["territories"]
+        if empire["capital"]:
+            names.append(empire["capital"])
+    names += MAP.get("other", {}).get("territories", [])
+    for a, others in MAP.get("adjacent", {}).items():
+        names += [a, *others]
+    return {_key(n): n for n in names}
+
+
+KNOWN = _known_territories()
+
+
+def _adjacency() -> dict[str, set[str]]:
+    links: dict[str, set[str]] = {}
+    for a, others in MAP.get("adjacent", {}).items():
+        for b in others:
+            ka, kb = KNOWN[_key(a)], KNOWN[_key(b)]
+            links.setdefault(ka, set()).add(kb)
+            links.setdefault(kb, set()).add(ka)
+    return links
+
+
+ADJACENT = _adjacency()
+BORDERS_COMPLETE = frozenset(KNOWN[_key(t)] for t in MAP.get("borders_complete", []))
+
+
+# ---------------------------------------------------------------- pure rules
+
+
+def points_to_win(players: int) -> int:
+    """Points that win at once, by number of players."""
+    if isinstance(players, bool) or not isinstance(players, int) or players not in POINTS_TO_WIN:
+        raise ValueError(f"Balance of Power is played by 2 to 6 players, not {players!r}")
+    return POINTS_TO_WIN[players]
+
+
+def score(territories: int, full_capitals: int) -> int:
+    """Points: one per territory held alone, three more per capital holding King, General and Banker."""
+    for name, value in (("territories", territories), ("full_capitals", full_capitals)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a whole number of at least 0, not {value!r}")
+    if full_capitals > len(EMPIRES):
+        raise ValueError(f"there are only {len(EMPIRES)} capitals")
+    if full_capitals > territories:
+        raise ValueError("a full capital is itself a territory held alone")
+    return territories + CAPITAL_BONUS * full_capitals
+
+
+def _pawn_class(name: Any, key: str = "pawn") -> str:
+    if not isinstance(name, str) or name.strip().lower() not in CLASSES:
+        raise RuleError(f"'{key}' must be king, general or banker, not {name!r}")
+    return name.strip().lower()
+
+
+def beats(attacker_class: str, defender_class: str) -> bool:
+    """Whether a pawn of `attacker_class` eliminates one of `defender_class`."""
+    try:
+        a, d = _pawn_class(attacker_class, "attacker_class"), _pawn_class(defender_class, "defender_class")
+    except RuleError as error:
+        raise ValueError(str(error)) from None
+    return PREY[a] == d
+
+
+# ---------------------------------------------------------------- state helpers
+
+
+def _canon(state: Mapping[str, Any], name: Any, key: str) -> str:
+    require(isinstance(name, str) and name.strip(), f"'{key}' must be a territory name")
+    k = _key(name)
+    if k in KNOWN:
+        return KNOWN[k]
+    for existing in state["board"]:
+        if _key(existing) == k:
+            return existing
+    return " ".join(name.split())
+
+
+def _player(state: Mapping[str, Any], name: Any, key: str = "player") -> str:
+    require(isinstance(name, str) and name in state["order"], f"'{key}': {name!r} is not a player in this game")
+    return name
+
+
+def _pawns(state: Mapping[str, Any], player: str) -> dict[str, int]:
+    """Pawns of each class on the board."""
+    if state["tracking"] == "counts":
+        return dict(state["counts"][player]["pawns"])
+    counts = {c: 0 for c in CLASSES}
+    for pawns in state["board"].values():
+        for owner, cls in pawns:
+            if owner == player:
+                counts[cls] += 1
+    return counts
+
+
+def _controller(pawns: list[list[str]]) -> str | None:
+    owners = {owner for owner, _ in pawns}
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _capital(state: Mapping[str, Any], empire: str) -> str | None:
+    return state["capitals"].get(empire)
+
+
+def _empire_of(state: Mapping[str, Any], player: str) -> str:
+    return state["players"][player]["empire"]
+
+
+def _achieved(state: Mapping[str, Any], player: str, empire: str) -> bool:
+    """Whether `player` holds alone every territory of `empire` (or says so, where the map cannot tell)."""
+    spec = EMPIRES[empire]
+    if state["tracking"] == "board" and spec["complete"]:
+        members = set(spec["territories"]) | ({spec["capital"]} if spec["capital"] else set())
+        return all(_controller(state["board"].get(t, [])) == player for t in members)
+    return empire in state["declared"][player]
+
+
+def _board_score(state: Mapping[str, Any], player: str) -> dict[str, Any]:
+    held = [t for t, pawns in state["board"].items() if _controller(pawns) == player]
+    active = {p["empire"] for p in state["players"].values()}
+    full = []
+    for empire in EMPIRES:
+        capital = _capital(state, empire)
+        if capital is None or capital not in held:
+            continue
+        classes = {cls for _, cls in state["board"][capital]}
+        if classes != set(CLASSES):
+            continue
+        if state["variants"]["tougher_neutral"] and empire not in active and not _achieved(state, player, empire):
+            continue
+        full.append(capital)
+    return {"territories": len(held), "held": sorted(held), "full_capitals": len(full), "capitals": full}
+
+
+def _score_parts(state: Mapping[str, Any], player: str) -> dict[str, Any]:
+    if state["tracking"] == "board":
+        parts = _board_score(state, player)
+    else:
+        counts = state["counts"][player]
+        parts = {
+            "territories": counts["territories"],
+            "held": None,
+            "full_capitals": counts["full_capitals"],
+            "capitals": None,
+        }
+    known = parts["territories"] is not None and parts["full_capitals"] is not None
+    parts["score"] = score(parts["territories"], parts["full_capitals"]) if known else None
+    return parts
+
+
+def _score(state: Mapping[str, Any], player: str) -> int:
+    value = _score_parts(state, player)["score"]
+    return 0 if value is None else value
+
+
+def _total_pawns(state: Mapping[str, Any], player: str) -> int:
+    return sum(_pawns(state, player).values())
+
+
+def _finish_by_points(state: dict[str, Any], reason: str) -> None:
+    """End the game now: highest score, then most pawns on the board, else a draw."""
+    ranking = sorted(state["order"], key=lambda p: (_score(state, p), _total_pawns(state, p)), reverse=True)
+    best = ranking[0]
+    tied = [p for p in ranking if (_score(state, p), _total_pawns(state, p)) == (_score(state, best), _total_pawns(state, best))]
+    state["over"] = True
+    state["winner"] = best if len(tied) == 1 else None
+    state["end_reason"] = reason if len(tied) == 1 else f"{reason}; draw between {', '.join(tied)}"
+
+
+def _check_win(state: dict[str, Any]) -> None:
+    if state["over"] or state["phase"] != "play":
+        return
+    player = state["turn"]["player"]
+    if state["variants"]["total_domination"]:
+        alive = [p for p in state["order"] if _total_pawns(state, p) > 0]
+        if alive == [player]:
+            state["over"], state["winner"] = True, player
+            state["end_reason"] = f"{player} has eliminated every other pawn"
+        return
+    target = points_to_win(len(state["order"]))
+    if _score(state, player) >= target:
+        state["over"], state["winner"] = True, player
+        state["end_reason"] = f"{player} reached {_score(state, player)} points (needs {target})"
+
+
+def _begin_turn(state: dict[str, Any], player: str, number: int) -> None:
+    state["turn"] = {
+        "number": number,
+        "player": player,
+        "used": {c: False for c in CLASSES},
+        "bonus": _achieved(state, player, _empire_of(state, player)),
+        "bonus_used": False,
+        "done": [],
+        "stuck": [],
+    }
+    _check_win(state)
+
+
+def _spend(state: dict[str, Any], cls: str) -> str:
+    """Use the class's own action, or the bonus fourth once the class's is gone."""
+    turn = state["turn"]
+    if not turn["used"][cls]:
+        turn["used"][cls] = True
+        return cls
+    require(turn["bonus"], f"the {CLASS_LABELS[cls]} action is used up this turn")
+    require(not turn["bonus_used"], f"the {CLASS_LABELS[cls]} action and the bonus action are both used up")
+    turn["bonus_used"] = True
+    return "bonus"
+
+
+def _count_in(pawns: list[list[str]], player: str, cls: str) -> int:
+    return sum(1 for owner, c in pawns if owner == player and c == cls)
+
+
+def _check_border(a: str, b: str) -> None:
+    if a in BORDERS_COMPLETE or b in BORDERS_COMPLETE:
+        require(b in ADJACENT.get(a, set()), f"{b} does not border {a}")
+
+
+def _can_leave(state: Mapping[str, Any], player: str, cls: str, where: str) -> None:
+    stuck = sum(1 for t, c in state["turn"]["stuck"] if t == where and c == cls)
+    if stuck:
+        present = _count_in(state["board"].get(where, []), player, cls)
+        require(present > stuck, f"the {CLASS_LABELS[cls]} in {where} attacked without moving and cannot move this turn")
+
+
+def _remove(board: dict[str, list[list[str]]], where: str, owner: str, cls: str) -> None:
+    pawns = board[where]
+    pawns.remove([owner, cls])
+    if not pawns:
+        del board[where]
+
+
+# ---------------------------------------------------------------- new
+
+
+OPTION_KEYS = ("players", "first", "tracking", "capitals", *VARIANT_KEYS)
+
+
+def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    players = options.get("players", 2)
+    if type(players) is int:
+        # A bare count seats that many players on the first empires, named after them.
+        require(2 <= players <= 6, f"'players': Balance of Power takes 2 to 6 players, not {players}")
+        players = [{"name": spec["title"], "empire": empire} for empire, spec in list(EMPIRES.items())[:players]]
+    require(isinstance(players, (list, tuple)), "'players' must list 2 to 6 players, each with a name and an empire")
+    require(2 <= len(players) <= 6, f"'players': Balance of Power takes 2 to 6 players, not {len(players)}")
+    result: dict[str, dict[str, str]] = {}
+    for entry in players:
+        require(isinstance(entry, Mapping), "'players': each player is {name, empire, colour}")
+        for key in entry:
+            require(key in ("name", "empire", "colour"), f"'players': unknown key {key!r}")
+        name = entry.get("name")
+        require(isinstance(name, str) and name.strip(), "'players': every player needs a name")
+        name = name.strip()
+        require(name not in result, f"'players': {name!r} appears twice")
+        empire = entry.get("empire")
+        require(empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
+        require(all(p["empire"] != empire for p in result.values()), f"'players': {EMPIRES[empire]['title']} is chosen twice")
+        colour = entry.get("colour", "")
+        require(isinstance(colour, str), f"'players': {name}'s colour must be a name")
+        result[name] = {"empire": empire, "colour": colour}
+    return result
+
+
+def new(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A game ready for its set-up (board tracking) or its first turn (counts)."""
+    require(isinstance(options, Mapping), "options must be a mapping")
+    for key in options:
+        require(key in OPTION_KEYS, f"unknown option '{key}' (known: {', '.join(OPTION_KEYS)})")
+    players = _option_players(options)
+    order = list(players)
+    first = options.get("first", order[0])
+    require(first in order, f"'first' must be one of the players, not {first!r}")
+    # Seating stays clockwise; the starting player just goes first.
+    start = order.index(first)
+    order = order[start:] + order[:start]
+    tracking = options.get("tracking", "counts")
+    require(tracking in TRACKING, f"'tracking' must be board or counts, not {tracking!r}")
+    variants = {}
+    for key in VARIANT_KEYS:
+        value = options.get(key, False)
+        require(isinstance(value, bool), f"'{key}' must be true or false")
+        variants[key] = value
+    capitals = {e: spec["capital"] or None for e, spec in EMPIRES.items()}
+    given = options.get("capitals", {})
+    require(isinstance(given, Mapping), "'capitals' must map empires to territory names")
+    for empire, where in given.items():
+        require(empire in EMPIRES, f"'capitals': unknown empire {empire!r}")
+        require(isinstance(where, str) and where.strip(), f"'capitals': {empire}'s capital must be a territory name")
+        capitals[empire] = KNOWN.get(_key(where), " ".join(where.split()))
+    placed = [where for where in capitals.values() if where is not None]
+    require(len(set(placed)) == len(placed), "'capitals': two empires cannot share a capital")
+    if tracking == "board":
+        missing = [e for e, where in capitals.items() if where is None]
+        require(not missing, f"'capitals': board tracking needs the capital of {', '.join(missing)} (the map data lacks it)")
+    state: dict[str, Any] = {
+        "game": "balance_of_power",
+        "players": players,
+        "order": order,
+        "tracking": tracking,
+        "variants": variants,
+        "capitals": capitals,
+        "board": {},
+        "counts": {
+            p: {"territories": None, "full_capitals": None, "pawns": {c: 2 for c in CLASSES}} for p in order
+        },
+        "declared": {p: [] for p in order},
+        "phase": "setup" if tracking == "board" else "play",
+        "setup_player": order[0],
+        "turn": None,
+        "over": False,
+        "winner": None,
+        "end_reason": None,
+    }
+    if tracking == "board":
+        for player in order:
+            capital = capitals[players[player]["empire"]]
+            state["board"][capital] = [[player, c] for c in CLASSES]
+    else:
+        _begin_turn(state, order[0], 1)
+    return state
+
+
+# ---------------------------------------------------------------- actions
+
+
+def _place(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    require(state["phase"] == "setup", "pawns are placed by hand only during the set-up")
+    player = state["setup_player"]
+    if "player" in action:
+        require(action["player"] == player, f"it is {player}'s turn to place pawns, not {action['player']}'s")
+    cls = _pawn_class(field(action, "pawn", str))
+    where = _canon(state, field(action, "territory", str), "territory")
+    empire = _empire_of(state, player)
+    require(where != _capital(state, empire), "the second set of pawns goes outside the capital")
+    for other, spec in EMPIRES.items():
+        if other != empire and (where in spec["territories"] or where == _capital(state, other)):
+            raise RuleError(f"{where} belongs to {spec['title']}, not {player}'s empire")
+    require(_pawns(state, player)[cls] < 2, f"{player} has already placed a second {CLASS_LABELS[cls]}")
+    pawns = state["board"].setdefault(where, [])
+    require(len(pawns) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
+    pawns.append([player, cls])
+    if sum(_pawns(state, player).values()) == 2 * len(CLASSES):
+        index = state["order"].index(player)
+        if index + 1 < len(state["order"]):
+            state["setup_player"] = state["order"][index + 1]
+        else:
+            state["phase"] = "play"
+            state["setup_player"] = None
+            _begin_turn(state, state["order"][0], 1)
+
+
+def _target(state: Mapping[str, Any], action: Mapping[str, Any], player: str) -> tuple[str, str]:
+    owner = _player(state, field(action, "target_player", str), "target_player")
+    require(owner != player, "'target_player': a player cannot eliminate his own pawns")
+    cls = _pawn_class(field(action, "target_pawn", str), "target_pawn")
+    return owner, cls
+
+
+def _move(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    player = state["turn"]["player"]
+    cls = _pawn_class(field(action, "pawn", str))
+    require(_pawns(state, player)[cls] > 0, f"{player} has no {CLASS_LABELS[cls]} on the board")
+    if state["tracking"] == "board":
+        source = _canon(state, field(action, "from", str), "from")
+        dest = _canon(state, field(action, "to", str), "to")
+        require(source != dest, "'to' must be another territory")
+        require(_count_in(state["board"].get(source, []), player, cls) > 0, f"{player} has no {CLASS_LABELS[cls]} in {source}")
+        _check_border(source, dest)
+        _can_leave(state, player, cls, source)
+        require(len(state["board"].get(dest, [])) < TERRITORY_LIMIT, f"{dest} already holds {TERRITORY_LIMIT} pawns")
+        slot = _spend(state, cls)
+        _remove(state["board"], source, player, cls)
+        state["board"].setdefault(dest, []).append([player, cls])
+        state["turn"]["done"].append({"action": "move", "pawn": cls, "slot": slot, "from": source, "to": dest})
+    else:
+        slot = _spend(state, cls)
+        state["turn"]["done"].append({"action": "move", "pawn": cls, "slot": slot})
+
+
+def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    player = state["turn"]["player"]
+    cls = _pawn_class(field(action, "pawn", str))
+    require(_pawns(state, player)[cls] > 0, f"{player} has no {CLASS_LABELS[cls]} on the board")
+    owner, prey = _target(state, action, player)
+    require(
+        PREY[cls] == prey,
+        f"a {CLASS_LABELS[cls]} eliminates only a {CLASS_LABELS[PREY[cls]]}, not a {CLASS_LABELS[prey]}",
+    )
+    record: dict[str, Any] = {"action": "attack", "pawn": cls, "target_player": owner, "target_pawn": prey}
+    if state["tracking"] == "board":
+        source = _canon(state, field(action, "from", str), "from")
+        dest = _canon(state, action.get("to", source), "to")
+        require(_count_in(state["board"].get(source, []), player, cls) > 0, f"{player} has no {CLASS_LABELS[cls]} in {source}")
+        require(_count_in(state["board"].get(dest, []), owner, prey) > 0, f"{owner} has no {CLASS_LABELS[prey]} in {dest}")
+        if dest != source:
+            _check_border(source, dest)
+            _can_leave(state, player, cls, source)
+        record["slot"] = _spend(state, cls)
+        _remove(state["board"], dest, owner, prey)
+        if dest != source:
+            _remove(state["board"], source, player, cls)
+            state["board"].setdefault(dest, []).append([player, cls])
+        else:
+            state["turn"]["stuck"].append([source, cls])
+        record.update({"from": source, "to": dest})
+    else:
+        require(state["counts"][owner]["pawns"][prey] > 0, f"{owner} has no {CLASS_LABELS[prey]} left on the board")
+        record["slot"] = _spend(state, cls)
+        state["counts"][owner]["pawns"][prey] -= 1
+    if _pawns(state, owner)[prey] == 0:
+        record["class_gone"] = True
+    state["turn"]["done"].append(record)
+
+
+def _duplicate(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    player = state["turn"]["player"]
+    cls = _pawn_class(field(action, "pawn", str))
+    pawns = _pawns(state, player)
+    require(pawns[cls] > 0, f"{player} has no {CLASS_LABELS[cls]} left to duplicate")
+    if state["tracking"] == "board":
+        where = _canon(state, field(action, "territory", str), "territory")
+        here = state["board"].get(where, [])
+        require(_count_in(here, player, cls) > 0, f"{player} has no {CLASS_LABELS[cls]} in {where}")
+        require(len(here) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
+    else:
+        where = None
+    if pawns[cls] >= PAWNS_PER_CLASS:
+        # Wanting a pawn the pool no longer has ends the game on the spot.
+        _finish_by_points(state, f"{player} had no {CLASS_LABELS[cls]} left in the pool to duplicate")
+        return
+    slot = _spend(state, cls)
+    if where is not None:
+        state["board"][where].append([player, cls])
+    else:
+        state["counts"][player]["pawns"][cls] += 1
+    state["turn"]["done"].append({"action": "duplicate", "pawn": cls, "slot": slot, "territory": where})
+
+
+def _respawn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    require(state["variants"]["respawn"], "re-spawning is only played with the re-spawn variant")
+    player = state["turn"]["player"]
+    cls = _pawn_class(field(action, "pawn", str))
+    require(_pawns(state, player)[cls] == 0, f"{player} still has a {CLASS_LABELS[cls]} on the board")
+    where = None
+    if state["tracking"] == "board":
+        where = _canon(state, field(action, "territory", str), "territory")
+        capital = _capital(state, _empire_of(state, player))
+        mine = [t for t, pawns in state["board"].items() if any(o == player for o, _ in pawns)]
+        if capital in mine:
+            require(where == capital, f"{player} still has a pawn in {capital}: the new pawn appears there")
+        else:
+            # Distance to the capital needs the full map; the table judges "closest".
+            require(where in mine, f"{player} has no pawn in {where} to re-spawn beside")
+        require(len(state["board"].get(where, [])) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
+    slot = _spend(state, cls)
+    if where is not None:
+        state["board"].setdefault(where, []).append([player, cls])
+    else:
+        state["counts"][player]["pawns"][cls] += 1
+    state["turn"]["done"].append({"action": "respawn", "pawn": cls, "slot": slot, "territory": where})
+
+
+def _declare_empire(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    player = _player(state, field(action, "player", str))
+    empire = field(action, "empire", str)
+    require(empire in EMPIRES, f"'empire': unknown empire {empire!r}")
+    achieved = field(action, "achieved", bool)
+    if state["tracking"] == "board":
+        require(not EMPIRES[empire]["complete"], f"the map lists all of {EMPIRES[empire]['title']}: the tracker judges it from the board")
+    declared = state["declared"][player]
+    if achieved and empire not in declared:
+        declared.append(empire)
+    elif not achieved and empire in declared:
+        declared.remove(empire)
+    turn = state["turn"]
+    if turn is not None and turn["player"] == player and empire == _empire_of(state, player):
+        # The bonus is judged at the start of the turn; a correction is fine until an action is spent.
+        require(not turn["done"], "the bonus action is decided at the start of the turn")
+        turn["bonus"] = achieved
+    _check_win(state)
+
+
+def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    require(state["tracking"] == "counts", "with board tracking the tracker counts territories itself")
+    player = _player(state, field(action, "player", str))
+    counts = copy.deepcopy(state["counts"][player])
+    for key in ("territories", "full_capitals"):
+        if key in action:
+            value = field(action, key, int)
+            require(value >= 0, f"'{key}' cannot be negative")
+            counts[key] = value
+    if "pawns" in action:
+        pawns = field(action, "pawns", Mapping)
+        for cls, n in pawns.items():
+            cls = _pawn_class(cls, "pawns")
+            require(type(n) is int and 0 <= n <= PAWNS_PER_CLASS, f"'pawns': {CLASS_LABELS[cls]} count must be 0-{PAWNS_PER_CLASS}")
+            counts["pawns"][cls] = n
+    if counts["territories"] is not None and counts["full_capitals"] is not None:
+        try:
+            score(counts["territories"], counts["full_capitals"])
+        except ValueError as error:
+            raise RuleError(str(error)) from None
+    state["counts"][player] = counts
+    _check_win(state)
+
+
+def _end_turn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    player = state["turn"]["player"]
+    order = state["order"]
+    index = order.index(player)
+    for step in range(1, len(order) + 1):
+        candidate = order[(index + step) % len(order)]
+        # A player with no pawns left has nothing to do; the turn passes on.
+        if _total_pawns(state, candidate) > 0:
+            _begin_turn(state, candidate, state["turn"]["number"] + 1)
+            return
+    _finish_by_points(state, "no pawns are left on the board")
+
+
+TURN_ACTIONS = {
+    "move": _move,
+    "attack": _attack,
+    "duplicate": _duplicate,
+    "respawn": _respawn,
+    "end_turn": _end_turn,
+}
+TABLE_ACTIONS = {"place": _place, "declare_empire": _declare_empire, "set_counts": _set_counts}
+ACTION_TYPES = tuple(TABLE_ACTIONS) + tuple(TURN_ACTIONS)
+
+
+def act(state: Mapping[str, Any], action: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply one action to a copy of `state`; RuleError if the rules forbid it."""
+    require(isinstance(action, Mapping), "an action must be a mapping")
+    kind = field(action, "type", str)
+    require(kind in ACTION_TYPES, f"unknown action type {kind!r} (known: {', '.join(ACTION_TYPES)})")
+    require(not state["over"], "the game is over")
+    if kind in TURN_ACTIONS:
+        require(state["phase"] == "play", "finish placing the set-up pawns first")
+        if "player" in action:
+            actor = field(action, "player", str)
+            require(actor == state["turn"]["player"], f"it is {state['turn']['player']}'s turn, not {actor}'s")
+    new_state = copy.deepcopy(dict(state))
+    (TABLE_ACTIONS.get(kind) or TURN_ACTIONS[kind])(new_state, action)
+    if kind in TURN_ACTIONS and kind != "end_turn":
+        _check_win(new_state)
+    return new_state
+
+
+# ---------------------------------------------------------------- view
+
+
+def _actions_left(state: Mapping[str, Any]) -> dict[str, Any] | None:
+    turn = state["turn"]
+    if turn is None:
+        return None
+    return {
+        **{c: not turn["used"][c] for c in CLASSES},
+        "bonus": turn["bonus"] and not turn["bonus_used"],
+        "bonus_earned": turn["bonus"],
+    }
+
+
+def _message(state: Mapping[str, Any]) -> str:
+    if state["over"]:
+        who = state["winner"] if state["winner"] is not None else "Nobody"
+        return f"Game over - {who} wins: {state['end_reason']}." if state["winner"] else f"Game over: {state['end_reason']}."
+    if state["phase"] == "setup":
+        player = state["setup_player"]
+        left = [CLASS_LABELS[c] for c, n in _pawns(state, player).items() if n < 2]
+        return f"Set-up: {player} places a {', a '.join(left)} in other territories of the empire."
+    player = state["turn"]["player"]
+    left = _actions_left(state) or {}
+    open_ = [CLASS_LABELS[c] for c in CLASSES if left.get(c)]
+    if left.get("bonus"):
+        open_.append("bonus")
+    if not open_:
+        return f"{player}: all actions spent - end the turn."
+    return f"{player}: actions left - {', '.join(open_)}."
+
+
+def view(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the page shows, as JSON-safe data."""
+    target = None if state["variants"]["total_domination"] else points_to_win(len(state["order"]))
+    rows = []
+    for player in state["order"]:
+        parts = _score_parts(state, player)
+        pawns = _pawns(state, player)
+        empire = _empire_of(state, player)
+        rows.append(
+            {
+                "name": player,
+                "empire": empire,
+                "empire_title": EMPIRES[empire]["title"],
+                "colour": state["players"][player]["colour"],
+                "score": parts["score"],
+                "territories": parts["territories"],
+                "held": parts["held"],
+                "full_capitals": parts["full_capitals"],
+                "capitals": parts["capitals"],
+                "to_win": None if target is None or parts["score"] is None else max(0, target - parts["score"]),
+                "pawns": pawns,
+                "pawns_total": sum(pawns.values()),
+                "pool": {c: PAWNS_PER_CLASS - n for c, n in pawns.items()},
+                "gone": [c for c, n in pawns.items() if n == 0],
+                "empire_achieved": _achieved(state, player, empire),
+                "declared": list(state["declared"][player]),
+            }
+        )
+    standings = sorted(rows, key=lambda r: (r["score"] or 0, r["pawns_total"]), reverse=True)
+    board = [
+        {"territory": t, "pawns": [{"player": o, "pawn": c} for o, c in pawns], "controller": _controller(pawns)}
+        for t, pawns in sorted(state["board"].items())
+    ]
+    turn = state["turn"]
+    return {
+        "game": "balance_of_power",
+        "title": ENGINE.title,
+        "tracking": state["tracking"],
+        "variants": dict(state["variants"]),
+        "phase": state["phase"],
+        "setup_player": state["setup_player"],
+        "points_to_win": target,
+        "players": rows,
+        "leader": standings[0]["name"] if standings else None,
+        "turn": None if turn is None else {
+            "number": turn["number"],
+            "player": turn["player"],
+            "actions_left": _actions_left(state),
+            "done": [dict(d) for d in turn["done"]],
+        },
+        "chart": [{"pawn": c, "beats": PREY[c], "label": f"{CLASS_LABELS[c]} beats {CLASS_LABELS[PREY[c]]}"} for c in CLASSES],
+        "board": board,
+        "capitals": {e: where for e, where in state["capitals"].items()},
+        "empires": {e: {"title": spec["title"], "territories": list(spec["territories"])} for e, spec in EMPIRES.items()},
+        "known_territories": sorted(set(KNOWN.values()) | set(state["board"])),
+        "over": state["over"],
+        "winner": state["winner"],
+        "end_reason": state["end_reason"],
+        "message": _message(state),
+    }
+
+
+def scores(state: Mapping[str, Any]) -> dict[str, int]:
+    """Points per player right now (unknown counts score 0)."""
+    return {p: _score(state, p) for p in state["order"]}
+
+
+ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=new, act=act, view=view, scores=scores)

@@ -1,0 +1,259 @@
+/* Balance of Power (1815) - the tracker page.
+ * Renders the engine's view and sends actions through api.act.
+ * Plain browser JavaScript, no libraries; styles in view_balance_of_power.css (prefix "bp-"). */
+(function () {
+  "use strict";
+
+  var SVG = "http://www.w3.org/2000/svg";
+  var LABEL = { king: "King", general: "General", banker: "Banker" };
+  var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
+  var lastError = null;
+  var chosen = { pawn: "general", kind: "move" };
+
+  function h(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "onclick" || k === "onchange") node[k] = v;
+      else node.setAttribute(k, v === true ? "" : v);
+    });
+    [].concat(children === undefined ? [] : children).forEach(function (c) {
+      if (c === null || c === undefined || c === false) return;
+      node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+    });
+    return node;
+  }
+
+  function s(tag, attrs, children) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    [].concat(children || []).forEach(function (c) {
+      node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return node;
+  }
+
+  function button(label, onclick, extra) {
+    var attrs = { type: "button", "class": "bp-btn", onclick: onclick };
+    Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
+    return h("button", attrs, label);
+  }
+
+  function field(label, control) { return h("label", { "class": "bp-field" }, [h("span", {}, label), control]); }
+
+  function pawnName(cls) { return SYMBOL[cls] + " " + LABEL[cls]; }
+
+  /* Score bars against the winning line, each bar labelled with its number. */
+  function scoreChart(view) {
+    var target = view.points_to_win;
+    var most = view.players.reduce(function (m, p) { return Math.max(m, p.score || 0); }, target || 1);
+    var rowH = 34, labelW = 120, barW = 300;
+    var svg = s("svg", { viewBox: "0 0 " + (labelW + barW + 60) + " " + (view.players.length * rowH + 10), "class": "bp-chart", role: "img",
+      "aria-label": "Scores" + (target ? " against " + target + " to win" : "") });
+    view.players.forEach(function (p, i) {
+      var y = i * rowH + 5, w = barW * (p.score || 0) / most;
+      svg.appendChild(s("text", { x: labelW - 8, y: y + 22, "text-anchor": "end", "class": "bp-chart-label" }, p.name));
+      svg.appendChild(s("rect", { x: labelW, y: y + 4, width: Math.max(w, 1), height: rowH - 10, fill: p.colour || "#555", "class": "bp-bar" }));
+      svg.appendChild(s("text", { x: labelW + Math.max(w, 1) + 6, y: y + 22, "class": "bp-chart-label" }, p.score === null ? "?" : String(p.score)));
+    });
+    if (target) {
+      var x = labelW + barW * target / most;
+      svg.appendChild(s("line", { x1: x, x2: x, y1: 0, y2: view.players.length * rowH + 10, "class": "bp-goal" }));
+      svg.appendChild(s("text", { x: x - 4, y: 12, "text-anchor": "end", "class": "bp-chart-label" }, "win " + target));
+    }
+    return svg;
+  }
+
+  function scoreboard(view) {
+    var head = h("tr", {}, ["Player", "Score", "To win", "Held alone", "Full capitals", "On board (pool)", "Gone"].map(function (t) {
+      return h("th", { scope: "col" }, t);
+    }));
+    var rows = view.players.map(function (p) {
+      var active = view.turn && view.turn.player === p.name;
+      var pawns = ["king", "general", "banker"].map(function (c) {
+        return h("span", { "class": "bp-pawncount" }, pawnName(c) + " " + p.pawns[c] + " (" + p.pool[c] + ")");
+      });
+      return h("tr", { "class": active ? "bp-active" : null, "aria-current": active ? "true" : null }, [
+        h("th", { scope: "row" }, [h("span", { "class": "bp-swatch", style: "background:" + (p.colour || "#777") }), p.name,
+          h("small", {}, " " + p.empire_title), active ? " \u25C0" : ""]),
+        h("td", { "class": "bp-score" }, p.score === null ? "?" : String(p.score)),
+        h("td", {}, p.to_win === null ? "\u2014" : String(p.to_win)),
+        h("td", {}, p.territories === null ? "?" : String(p.territories)),
+        h("td", {}, p.full_capitals === null ? "?" : String(p.full_capitals)),
+        h("td", {}, pawns),
+        h("td", {}, p.gone.length ? p.gone.map(function (c) { return "\u2716 " + LABEL[c]; }).join(", ") : "none")
+      ]);
+    });
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, view.points_to_win ? "Scores (" + view.points_to_win + " wins)" : "Total Domination: eliminate every other pawn"),
+      scoreChart(view),
+      h("table", { "class": "bp-table" }, [h("thead", {}, head), h("tbody", {}, rows)])
+    ]);
+  }
+
+  function budget(view, send) {
+    var left = view.turn.actions_left;
+    var pills = ["king", "general", "banker"].map(function (c) {
+      return h("li", { "class": left[c] ? "bp-free" : "bp-used" }, pawnName(c) + (left[c] ? " \u2014 free" : " \u2014 used"));
+    });
+    if (left.bonus_earned) pills.push(h("li", { "class": left.bonus ? "bp-free" : "bp-used" }, "\u2605 Bonus" + (left.bonus ? " \u2014 free" : " \u2014 used")));
+    var me = view.players.filter(function (p) { return p.name === view.turn.player; })[0];
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, view.turn.player + "'s actions"),
+      h("ul", { "class": "bp-pills" }, pills),
+      h("p", {}, me.empire_achieved ? "Empire achieved: a fourth action of any class." : "Hold every territory of the empire alone to earn a fourth action."),
+      !view.over ? button(me.empire_achieved ? "Empire not held after all" : "We hold the whole empire", function () {
+        send({ type: "declare_empire", player: me.name, empire: me.empire, achieved: !me.empire_achieved });
+      }) : null,
+      h("ol", { "class": "bp-done" }, view.turn.done.map(function (d) {
+        var text = LABEL[d.pawn] + " " + d.action + (d.from ? " " + d.from : "") + (d.to && d.to !== d.from ? " \u2192 " + d.to : "") +
+          (d.territory ? " in " + d.territory : "") + (d.target_player ? ", eliminating " + d.target_player + "'s " + LABEL[d.target_pawn] : "") +
+          (d.slot === "bonus" ? " (bonus)" : "");
+        return h("li", {}, text);
+      }))
+    ]);
+  }
+
+  function chart(view) {
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, "Who eliminates whom"),
+      h("ul", { "class": "bp-chartlist" }, view.chart.map(function (c) {
+        return h("li", {}, [h("strong", {}, pawnName(c.pawn)), " eliminates ", h("strong", {}, pawnName(c.beats))]);
+      }))
+    ]);
+  }
+
+  function actionForm(view, send, rerender) {
+    var board = view.tracking === "board";
+    var me = view.turn.player;
+    var form = h("form", { "class": "bp-panel", onsubmit: function (ev) { ev.preventDefault(); } });
+    form.appendChild(h("h2", {}, "Take an action"));
+    form.appendChild(h("datalist", { id: "bp-territories" }, view.known_territories.map(function (t) { return h("option", { value: t }); })));
+    form.appendChild(h("div", { "class": "bp-row", role: "group", "aria-label": "Pawn" }, ["king", "general", "banker"].map(function (c) {
+      return button(pawnName(c), function () { chosen.pawn = c; rerender(); }, { "aria-pressed": chosen.pawn === c ? "true" : "false", "class": "bp-btn bp-toggle" });
+    })));
+    var kinds = ["move", "attack", "duplicate"];
+    if (view.variants.respawn) kinds.push("respawn");
+    form.appendChild(h("div", { "class": "bp-row", role: "group", "aria-label": "Action" }, kinds.map(function (k) {
+      return button(k, function () { chosen.kind = k; rerender(); }, { "aria-pressed": chosen.kind === k ? "true" : "false", "class": "bp-btn bp-toggle" });
+    })));
+    var inputs = {};
+    function text(name, label) {
+      inputs[name] = h("input", { name: name, list: "bp-territories", "class": "bp-text", autocomplete: "off" });
+      return field(label, inputs[name]);
+    }
+    var row = h("div", { "class": "bp-row" });
+    if (board && (chosen.kind === "move" || chosen.kind === "attack")) {
+      row.appendChild(text("from", "From"));
+      row.appendChild(text("to", chosen.kind === "attack" ? "Into (blank: same territory)" : "To"));
+    }
+    if (board && (chosen.kind === "duplicate" || chosen.kind === "respawn")) row.appendChild(text("territory", "Territory"));
+    var target = null;
+    if (chosen.kind === "attack") {
+      var prey = view.chart.filter(function (c) { return c.pawn === chosen.pawn; })[0].beats;
+      target = h("select", { name: "target_player", "class": "bp-select" }, view.players.filter(function (p) { return p.name !== me; }).map(function (p) {
+        return h("option", { value: p.name }, p.name);
+      }));
+      row.appendChild(field("Eliminate whose " + LABEL[prey] + "?", target));
+    }
+    form.appendChild(row);
+    form.appendChild(button("Do it: " + LABEL[chosen.pawn] + " " + chosen.kind, function () {
+      var action = { type: chosen.kind, pawn: chosen.pawn };
+      Object.keys(inputs).forEach(function (k) { var v = inputs[k].value.trim(); if (v) action[k] = v; });
+      if (target) {
+        action.target_player = target.value;
+        action.target_pawn = view.chart.filter(function (c) { return c.pawn === chosen.pawn; })[0].beats;
+      }
+      send(action);
+    }, { "class": "bp-btn bp-primary" }));
+    return form;
+  }
+
+  function setupForm(view, send) {
+    var player = view.setup_player;
+    var row = h("div", { "class": "bp-row" });
+    var where = h("input", { name: "territory", list: "bp-territories", "class": "bp-text" });
+    row.appendChild(field("Territory of " + player + "'s empire", where));
+    ["king", "general", "banker"].forEach(function (c) {
+      row.appendChild(button("Place " + pawnName(c), function () { send({ type: "place", pawn: c, territory: where.value.trim() }); }));
+    });
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, "Set-up: " + player + " places the second King, General and Banker"),
+      h("datalist", { id: "bp-territories" }, view.known_territories.map(function (t) { return h("option", { value: t }); })),
+      row
+    ]);
+  }
+
+  function countsForm(view, send) {
+    var box = h("details", { "class": "bp-panel" }, h("summary", {}, "Enter territories and capitals (counts tracking)"));
+    view.players.forEach(function (p) {
+      var t = h("input", { type: "number", min: 0, value: p.territories === null ? "" : p.territories, "class": "bp-num", name: "territories" });
+      var c = h("input", { type: "number", min: 0, max: 6, value: p.full_capitals === null ? "" : p.full_capitals, "class": "bp-num", name: "full_capitals" });
+      box.appendChild(h("div", { "class": "bp-row" }, [
+        h("strong", {}, p.name), field("Held alone", t), field("Full capitals", c),
+        button("Save", function () {
+          var action = { type: "set_counts", player: p.name };
+          if (t.value !== "") action.territories = parseInt(t.value, 10);
+          if (c.value !== "") action.full_capitals = parseInt(c.value, 10);
+          send(action);
+        }, { "class": "bp-btn bp-primary" })
+      ]));
+    });
+    if (view.variants.tougher_neutral) box.appendChild(h("p", {}, "Tougher neutral empires: count a neutral capital's 3 extra points only once that empire is achieved."));
+    return box;
+  }
+
+  function boardList(view) {
+    if (view.tracking !== "board") return null;
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, "Board"),
+      h("table", { "class": "bp-table" }, [
+        h("thead", {}, h("tr", {}, [h("th", { scope: "col" }, "Territory"), h("th", { scope: "col" }, "Pawns"), h("th", { scope: "col" }, "Held by")])),
+        h("tbody", {}, view.board.map(function (t) {
+          var capital = Object.keys(view.capitals).some(function (e) { return view.capitals[e] === t.territory; });
+          return h("tr", {}, [
+            h("th", { scope: "row" }, t.territory + (capital ? " \u2691" : "")),
+            h("td", {}, t.pawns.map(function (p) { return p.player + " " + pawnName(p.pawn); }).join(", ")),
+            h("td", {}, t.controller || "contested")
+          ]);
+        }))
+      ])
+    ]);
+  }
+
+  function render(el, view, api) {
+    var rerender = function () { render(el, view, api); };
+    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
+    var root = h("div", { "class": "bp-root" });
+    root.appendChild(h("header", { "class": "bp-header" }, [
+      h("h1", {}, view.title),
+      view.turn ? h("p", { "class": "bp-turn" }, "Turn " + view.turn.number + " \u00B7 " + view.turn.player) : null,
+      h("p", { "class": "bp-message", role: "status" }, view.message)
+    ]));
+    if (lastError) root.appendChild(h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\uD83C\uDFC6 " + view.winner + " wins" : "Draw"));
+    root.appendChild(scoreboard(view));
+    var cols = h("div", { "class": "bp-columns" });
+    if (view.phase === "setup" && !view.over) cols.appendChild(setupForm(view, send));
+    if (view.phase === "play" && view.turn) {
+      cols.appendChild(budget(view, send));
+      if (!view.over) cols.appendChild(actionForm(view, send, rerender));
+    }
+    cols.appendChild(chart(view));
+    var board = boardList(view);
+    if (board) cols.appendChild(board);
+    root.appendChild(cols);
+    if (view.phase === "play" && !view.over) {
+      root.appendChild(h("div", { "class": "bp-row bp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "bp-btn bp-primary bp-end" })));
+    }
+    if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
+    el.replaceChildren(root);
+  }
+
+  window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
+  window.COMPANION_VIEWS.balance_of_power = function (el, view, api) {
+    render(el, view, api);
+  };
+})();

@@ -1,0 +1,456 @@
+/* Global Powers - the tracker page.
+ * Renders the engine's view and sends actions through api.act. Global Powers uses
+ * three-sided dice: the daemon rolls six-sided ones, halved and rounded up.
+ * Plain browser JavaScript, no libraries; styles in view_global_powers.css (prefix "gp-"). */
+(function () {
+  "use strict";
+
+  var SVG = "http://www.w3.org/2000/svg";
+  var CHIPS = ["raw", "economy", "military", "diplomacy"];
+  var CHIP_LABEL = { raw: "Raw", economy: "Econ", military: "Mil", diplomacy: "Dipl" };
+  var CONVERSIONS = [
+    ["mine", "1 raw \u2192 3 economy (roll)"],
+    ["grow", "1 economy \u2192 2 economy"],
+    ["diplomacy", "1 economy \u2192 2 diplomacy"],
+    ["arm", "1 economy \u2192 1 military"]
+  ];
+  var APPLICATIONS = ["sanction", "disarmament", "ban", "end_sanction"];
+  var lastError = null;
+  var selectedCard = "expansion";
+  var selectedApplication = "sanction";
+
+  function h(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === "onclick" || k === "onchange") node[k] = v;
+      else node.setAttribute(k, v === true ? "" : v);
+    });
+    [].concat(children === undefined ? [] : children).forEach(function (c) {
+      if (c === null || c === undefined || c === false) return;
+      node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+    });
+    return node;
+  }
+
+  function s(tag, attrs, children) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    [].concat(children || []).forEach(function (c) { node.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return node;
+  }
+
+  function button(label, onclick, extra) {
+    var attrs = { type: "button", "class": "gp-btn", onclick: onclick };
+    Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
+    return h("button", attrs, label);
+  }
+
+  function field(label, control) { return h("label", { "class": "gp-field" }, [h("span", {}, label), control]); }
+  function select(name, options, value) {
+    return h("select", { name: name, "class": "gp-select" }, options.map(function (o) {
+      var v = Array.isArray(o) ? o[0] : o, label = Array.isArray(o) ? o[1] : o;
+      return h("option", { value: v, selected: v === value }, label);
+    }));
+  }
+  function num(name, value, min, max, placeholder) {
+    return h("input", { type: "number", name: name, value: value === undefined || value === null ? "" : value, min: min, max: max,
+      placeholder: placeholder || "", inputmode: "numeric", "class": "gp-num" });
+  }
+  function intOf(input) { return input.value === "" ? null : parseInt(input.value, 10); }
+  function pct(p) { return Math.round(100 * p) + "%"; }
+  function names(view) { return view.players.map(function (p) { return p.name; }); }
+  function d3(v) { return Math.ceil(v / 2); }
+
+  /* Fill blank die inputs with the daemon's dice, then build the action. */
+  function withDice(api, inputs, build) {
+    var blanks = inputs.filter(function (i) { return i.value === ""; });
+    var fill = blanks.length ? api.roll(blanks.length).then(function (values) {
+      blanks.forEach(function (input, i) { input.value = String(d3(values[i])); });
+    }) : Promise.resolve();
+    return fill.then(build);
+  }
+
+  /* {name: number} from a list of number inputs, leaving out blanks and zeros. */
+  function countsOf(inputs) {
+    var out = {};
+    Object.keys(inputs).forEach(function (k) { var v = intOf(inputs[k]); if (v) out[k] = v; });
+    return out;
+  }
+
+  function vpChart(view) {
+    var rowH = 34, labelW = 110, barW = 300, goal = view.vp_to_win;
+    var most = view.players.reduce(function (m, p) { return Math.max(m, p.vp); }, goal);
+    var svg = s("svg", { viewBox: "0 0 " + (labelW + barW + 60) + " " + (view.players.length * rowH + 10), "class": "gp-chart", role: "img",
+      "aria-label": "Victory points if the evaluation were now, against " + goal + " needed" });
+    view.players.forEach(function (p, i) {
+      var y = i * rowH + 5, w = Math.max(1, barW * Math.max(p.vp, 0) / most);
+      svg.appendChild(s("text", { x: labelW - 8, y: y + 22, "text-anchor": "end", "class": "gp-chart-label" }, p.name));
+      svg.appendChild(s("rect", { x: labelW, y: y + 4, width: w, height: rowH - 10, "class": "gp-bar gp-c-" + p.colour }));
+      svg.appendChild(s("text", { x: labelW + w + 6, y: y + 22, "class": "gp-chart-label" }, String(p.vp)));
+    });
+    var x = labelW + barW * goal / most;
+    svg.appendChild(s("line", { x1: x, x2: x, y1: 0, y2: view.players.length * rowH + 10, "class": "gp-goal" }));
+    svg.appendChild(s("text", { x: x - 4, y: 12, "text-anchor": "end", "class": "gp-chart-label" }, "needs " + goal));
+    return svg;
+  }
+
+  function scoreboard(view) {
+    var parties = view.players.map(function (p) {
+      var active = view.turn && view.turn.player === p.name;
+      return h("section", { "class": "gp-party" + (active ? " gp-active" : ""), "aria-current": active ? "true" : null }, [
+        h("h3", {}, [h("span", { "class": "gp-swatch gp-c-" + p.colour }), p.name, " \u2014 " + p.vp + " VP", active ? " \u25C0 to play" : ""]),
+        h("p", {}, "Home " + p.base + " \u00B7 regions " + p.in_regions + " \u00B7 UN " + p.un + " \u00B7 Mauritius " + p.mauritius +
+          (p.removed ? " \u00B7 out " + p.removed : "")),
+        h("p", {}, "Cards: hand " + p.hand + ", deck " + p.deck + ", played " + p.played + (p.warmonger ? " \u00B7 warmonger +1 ready" : "")),
+        h("p", {}, "Governs " + p.governs.length + ": " + (p.governs.join(", ") || "nothing")),
+        h("details", {}, [h("summary", {}, "VP breakdown"), h("table", { "class": "gp-table" }, [
+          h("tbody", {}, p.breakdown.map(function (line) {
+            return h("tr", {}, [h("th", { scope: "row" }, (line.region || line.source.toUpperCase()) + (line.sanctioned ? " (sanctioned, halved)" : "")),
+              h("td", {}, line.why), h("td", { "class": "gp-vp" }, (line.vp > 0 ? "+" : "") + line.vp)]);
+          })),
+          h("tfoot", {}, h("tr", {}, [h("th", { scope: "row" }, "Total"), h("td", {}), h("td", { "class": "gp-vp" }, String(p.vp))]))
+        ])])
+      ]);
+    });
+    return h("section", { "class": "gp-panel" }, [h("h2", {}, "Victory points if the evaluation were now"), vpChart(view),
+      h("div", { "class": "gp-parties" }, parties)]);
+  }
+
+  function regionsGrid(view, send) {
+    var canActivate = view.phase === "play" && view.turn && !view.turn.started && !view.over;
+    return h("section", { "class": "gp-panel" }, [
+      h("h2", {}, "Regions (" + view.regions_done + " of 12 activated)"),
+      h("div", { "class": "gp-regions" }, view.regions.map(function (r) {
+        var people = Object.keys(r.politicians).map(function (p) {
+          return h("li", { "class": r.government.indexOf(p) >= 0 ? "gp-gov" : "" }, (r.government.indexOf(p) >= 0 ? "\u2605 " : "") + p + " " + r.politicians[p]);
+        });
+        var marks = [];
+        if (r.done) marks.push("DONE");
+        if (r.sanctioned) marks.push("SANCTIONED");
+        if (r.disarmed) marks.push("DISARMED");
+        if (r.protectorate) marks.push("PROTECTORATE");
+        var current = view.turn && view.turn.region === r.name;
+        return h("article", { "class": "gp-region" + (r.done ? " gp-done" : "") + (current ? " gp-current" : "") }, [
+          h("h3", {}, r.name),
+          marks.length ? h("p", { "class": "gp-marks" }, marks.join(" \u00B7 ")) : null,
+          people.length ? h("ul", { "class": "gp-people" }, people) : h("p", {}, "empty"),
+          h("p", { "class": "gp-chips" }, CHIPS.map(function (c) { return CHIP_LABEL[c] + " " + r.chips[c]; }).join("  ")),
+          people.length ? h("p", {}, "Strength " + r.strength) : null,
+          canActivate && !r.done && people.length ? button("Activate", function () { send({ type: "activate", region: r.name }); }, { "class": "gp-btn gp-primary" }) : null
+        ]);
+      }))
+    ]);
+  }
+
+  function regionActions(view, api, send) {
+    var t = view.turn;
+    var here = t.region;
+    var gov = t.government;
+    var regionNames = view.regions.map(function (r) { return r.name; });
+    var others = regionNames.filter(function (n) { return n !== here; });
+    var box = h("section", { "class": "gp-panel" }, h("h2", {}, here + ": " + t.actions_left + " action(s) left (" + (gov.join(" & ") || "no government") + ")"));
+    var partyPick = gov.length > 1 ? select("party", gov, gov[0]) : null;
+    function withParty(action) { if (partyPick) action.party = partyPick.value; return action; }
+    if (partyPick) box.appendChild(field("Acting governing party", partyPick));
+
+    box.appendChild(h("h3", {}, "Budget"));
+    box.appendChild(h("div", { "class": "gp-row" }, CONVERSIONS.map(function (c) {
+      return button(c[1], function () {
+        if (c[0] !== "mine") return send({ type: "budget", conversion: c[0] });
+        return api.roll(1).then(function (v) { return send({ type: "budget", conversion: "mine", roll: d3(v[0]) }); }).catch(send.fail);
+      });
+    })));
+
+    box.appendChild(h("h3", {}, "War"));
+    var target = select("target", view.war_odds.map(function (o) {
+      return [o.target, o.target + " \u2014 win " + pct(o.attacker) + ", lose " + pct(o.defender) + ", draw " + pct(o.draw)];
+    }));
+    var aRoll = num("attacker_roll", "", 1, 3, "roll"), dRoll = num("defender_roll", "", 1, 3, "roll");
+    var mongerBoxes = view.players.filter(function (p) { return p.warmonger > 0; }).map(function (p) {
+      return h("input", { type: "checkbox", name: "wm_" + p.name, value: p.name });
+    });
+    var monger = mongerBoxes.map(function (box) {
+      return h("label", { "class": "gp-check" }, [box, " " + box.getAttribute("value") + " uses warmonger"]);
+    });
+    box.appendChild(h("div", { "class": "gp-row" }, [field("Target", target), field("Our die", aRoll), field("Their die", dRoll)].concat(monger, [
+      button("\u2694 Wage war (blank dice: roll)", function () {
+        withDice(api, [aRoll, dRoll], function () {
+          var action = { type: "war", target: target.value, attacker_roll: intOf(aRoll), defender_roll: intOf(dRoll) };
+          var used = mongerBoxes.filter(function (i) { return i.checked; }).map(function (i) { return i.getAttribute("value"); });
+          if (used.length) action.warmonger = used;
+          return send(action);
+        }).catch(send.fail);
+      }, { "class": "gp-btn gp-primary" })])));
+
+    box.appendChild(h("h3", {}, "Diplomacy"));
+    box.appendChild(voteForm(view, send, here));
+
+    box.appendChild(h("h3", {}, "Politicians"));
+    var dest = select("to", regionNames, others[0]);
+    var who = select("party", names(view), names(view)[0]);
+    box.appendChild(h("div", { "class": "gp-row" }, [
+      field("Region", dest),
+      button("Migrate a governing politician there", function () { send(withParty({ type: "migration", to: dest.value })); }),
+      button("Propaganda there", function () { send(withParty({ type: "propaganda", to: dest.value })); })
+    ]));
+    box.appendChild(h("div", { "class": "gp-row" }, [
+      field("Party", who),
+      button("Purge (1 military)", function () { send({ type: "purge", party: who.value }); }),
+      button("Rehabilitate (1 diplomacy)", function () { send({ type: "rehabilitate", party: who.value }); })
+    ]));
+
+    box.appendChild(h("h3", {}, "Trade"));
+    var partner = select("with", others, others[0]);
+    var give = {}, get = {};
+    CHIPS.forEach(function (c) { give[c] = num("give_" + c, "", 0, 5); get[c] = num("get_" + c, "", 0, 5); });
+    box.appendChild(h("div", { "class": "gp-row" }, [field("With", partner)]
+      .concat(CHIPS.map(function (c) { return field("Give " + CHIP_LABEL[c], give[c]); }))
+      .concat(CHIPS.map(function (c) { return field("Get " + CHIP_LABEL[c], get[c]); }))
+      .concat([button("Trade", function () { send({ type: "trade", "with": partner.value, give: countsOf(give), get: countsOf(get) }); })])));
+
+    box.appendChild(h("div", { "class": "gp-row" }, [
+      button("Ballot failed (action lost)", function () { send({ type: "failed_ballot" }); })
+    ]));
+    return box;
+  }
+
+  function voteForm(view, send, applicant, free) {
+    var regionNames = view.regions.map(function (r) { return r.name; });
+    var form = h("div", { "class": "gp-vote" });
+    var app = select("application", APPLICATIONS.map(function (a) { return [a, a.replace("_", " ")]; }), selectedApplication);
+    app.onchange = function () { selectedApplication = app.value; };
+    var target = select("target", regionNames, applicant || regionNames[0]);
+    var ban = select("ban", names(view), names(view)[0]);
+    form.appendChild(h("div", { "class": "gp-row" }, [field("Application", app), field("Against region", target), field("Party to ban", ban)]));
+    var forIn = {}, againstIn = {}, unFor = {}, unAgainst = {};
+    view.regions.filter(function (r) { return r.chips.diplomacy > 0 && r.government.length; }).forEach(function (r) {
+      forIn[r.name] = num("for_" + r.name, "", 0, r.chips.diplomacy);
+      againstIn[r.name] = num("against_" + r.name, "", 0, r.chips.diplomacy);
+    });
+    view.players.filter(function (p) { return p.un > 0; }).forEach(function (p) {
+      unFor[p.name] = num("unfor_" + p.name, "", 0, p.un);
+      unAgainst[p.name] = num("unagainst_" + p.name, "", 0, p.un);
+    });
+    form.appendChild(h("table", { "class": "gp-table" }, [
+      h("thead", {}, h("tr", {}, [h("th", { scope: "col" }, "Voter"), h("th", { scope: "col" }, "For"), h("th", { scope: "col" }, "Against")])),
+      h("tbody", {}, Object.keys(forIn).map(function (n) {
+        return h("tr", {}, [h("th", { scope: "row" }, n + " (chips)"), h("td", {}, forIn[n]), h("td", {}, againstIn[n])]);
+      }).concat(Object.keys(unFor).map(function (n) {
+        return h("tr", {}, [h("th", { scope: "row" }, n + " (UN votes)"), h("td", {}, unFor[n]), h("td", {}, unAgainst[n])]);
+      })))
+    ]));
+    form.appendChild(button(free ? "Play card: application with 1 free vote" : "Put the application to the vote", function () {
+      var action = free ? { type: "play_card", card: "diplomatic_initiative" } : { type: "diplomacy" };
+      action.application = app.value;
+      action.target = target.value;
+      if (app.value === "ban") action.ban = ban.value;
+      action["for"] = countsOf(forIn);
+      action.against = countsOf(againstIn);
+      action.un_for = countsOf(unFor);
+      action.un_against = countsOf(unAgainst);
+      send(action);
+    }, { "class": "gp-btn gp-primary" }));
+    return form;
+  }
+
+  function cardForm(view, api, send, rerender) {
+    var regionNames = view.regions.map(function (r) { return r.name; });
+    var me = view.turn.player;
+    var box = h("section", { "class": "gp-panel" }, h("h2", {}, "Play a card (" + me + " holds " +
+      view.players.filter(function (p) { return p.name === me; })[0].hand + ")"));
+    var pick = select("card", view.cards.map(function (c) { return [c, c.replace(/_/g, " ")]; }), selectedCard);
+    box.appendChild(field("Card", pick));
+    pick.onchange = function () { selectedCard = pick.value; rerender(); };
+    var card = selectedCard;
+    if (card === "diplomatic_initiative") { box.appendChild(voteForm(view, send, null, true)); return box; }
+    var row = h("div", { "class": "gp-row" });
+    var inputs = {}, dice = [];
+    function region(name, label) { inputs[name] = select(name, regionNames, regionNames[0]); row.appendChild(field(label, inputs[name])); }
+    function party(name, label) { inputs[name] = select(name, names(view), names(view)[0]); row.appendChild(field(label, inputs[name])); }
+    function die(name, label) { inputs[name] = num(name, "", 1, 3, "roll"); dice.push(inputs[name]); row.appendChild(field(label, inputs[name])); }
+    function count(name, label, max) { inputs[name] = num(name, "", 0, max); row.appendChild(field(label, inputs[name])); }
+    function list(name, label) { inputs[name] = h("input", { name: name, "class": "gp-text", placeholder: "Region, Region" }); row.appendChild(field(label, inputs[name])); }
+    if (card === "attentat") { party("target_party", "Victim's party"); region("region", "Region"); die("roll", "Die"); }
+    if (card === "development_aid") { region("from", "From (richer)"); region("to", "To"); }
+    if (card === "expansion") { region("region", "Region"); count("n", "Politicians (1-2)", 2); }
+    if (card === "warmonger") {
+      inputs.use = select("use", [["keep", "keep for +1 in a war"], ["cancel_peace", "cancel the peace initiative"], ["cancel_pact", "cancel a pact"]], "keep");
+      row.appendChild(field("Use", inputs.use));
+      list("pact", "Pact regions (to cancel)");
+    }
+    if (card === "non_aggression_pact") { region("region", "Region"); region("neighbour", "Neighbour"); }
+    if (card === "putsch") {
+      region("region", "Region"); count("committed", "My base politicians committed"); die("player_roll", "My die");
+      die("government_roll", "Government's die");
+      view.players.forEach(function (p) { if (p.name !== me) count("gc_" + p.name, p.name + " commits"); });
+    }
+    if (card === "recession" || card === "revolution") { region("region", "Region"); list("neighbours", "Its neighbours"); }
+    box.appendChild(row);
+    function regionsOf(text) { return text.split(",").map(function (x) { return x.trim(); }).filter(Boolean); }
+    box.appendChild(button("Play " + card.replace(/_/g, " "), function () {
+      var extra = card === "revolution" ? 1 + regionsOf(inputs.neighbours.value).length : 0;
+      var revolutionDice = extra ? api.roll(extra) : Promise.resolve([]);
+      revolutionDice.then(function (rolled) {
+        return withDice(api, dice, function () {
+          var action = { type: "play_card", card: card };
+          Object.keys(inputs).forEach(function (k) {
+            if (k.indexOf("gc_") === 0 || k === "n" || k === "pact" || k === "neighbours") return;
+            var input = inputs[k];
+            action[k] = input.getAttribute("type") === "number" ? intOf(input) : input.value;
+          });
+          if (card === "expansion") { action.to = {}; action.to[inputs.region.value] = intOf(inputs.n) || 2; delete action.region; }
+          if (card === "warmonger" && inputs.use.value === "cancel_pact") action.pact = regionsOf(inputs.pact.value);
+          if (card === "putsch") {
+            action.committed = intOf(inputs.committed) || 0;
+            action.government_committed = {};
+            Object.keys(inputs).filter(function (k) { return k.indexOf("gc_") === 0; }).forEach(function (k) {
+              var v = intOf(inputs[k]); if (v) action.government_committed[k.slice(3)] = v;
+            });
+          }
+          if (card === "recession" || card === "revolution") action.neighbours = regionsOf(inputs.neighbours.value);
+          if (card === "revolution") {
+            action.rolls = {};
+            [action.region].concat(action.neighbours).forEach(function (r, i) { action.rolls[r] = d3(rolled[i]); });
+          }
+          return send(action);
+        });
+      }).catch(send.fail);
+    }, { "class": "gp-btn gp-primary" }));
+    return box;
+  }
+
+  function setupPanel(view, send) {
+    var box = h("section", { "class": "gp-panel" }, h("h2", {}, "Set-up"));
+    if (view.next_auction) {
+      var offers = {};
+      view.players.forEach(function (p) { offers[p.name] = num("offer_" + p.name, "", 0, Math.max(0, p.base - 1)); });
+      box.appendChild(h("h3", {}, "Auction: " + view.next_auction));
+      box.appendChild(h("div", { "class": "gp-row" }, view.players.map(function (p) { return field(p.name + " offers", offers[p.name]); }).concat([
+        button("Reveal offers", function () { send({ type: "auction", region: view.next_auction, offers: countsOf(offers) }); }, { "class": "gp-btn gp-primary" })
+      ])));
+    }
+    if (view.last_auction) {
+      var la = view.last_auction;
+      box.appendChild(h("p", {}, la.region + ": placed " + (Object.keys(la.placed).map(function (p) { return p + " " + la.placed[p]; }).join(", ") || "nobody") +
+        (la.to_mauritius ? "; " + la.to_mauritius + " sends one to Mauritius" : "")));
+    }
+    var first = select("first", [["", "weakest party"]].concat(names(view)), "");
+    box.appendChild(h("div", { "class": "gp-row" }, [field("First player", first),
+      button("Start the game", function () { var a = { type: "start" }; if (first.value) a.first = first.value; send(a); }, { "class": "gp-btn gp-primary" })]));
+    return box;
+  }
+
+  function regionEditor(view, send) {
+    var box = h("details", { "class": "gp-panel" }, h("summary", {}, "Enter or correct a region"));
+    var regionNames = view.regions.map(function (r) { return r.name; });
+    var pick = select("region", regionNames, regionNames[0]);
+    var pols = {}, chips = {};
+    view.players.forEach(function (p) { pols[p.name] = num("pol_" + p.name, "", 0, 20); });
+    CHIPS.forEach(function (c) { chips[c] = num("chip_" + c, "", 0, 5); });
+    box.appendChild(h("div", { "class": "gp-row" }, [field("Region", pick)]
+      .concat(view.players.map(function (p) { return field(p.name, pols[p.name]); }))
+      .concat(CHIPS.map(function (c) { return field(CHIP_LABEL[c] + " chips", chips[c]); }))
+      .concat([button("Save region", function () {
+        var action = { type: "set_region", region: pick.value };
+        var politicians = {}, any = false;
+        Object.keys(pols).forEach(function (p) { var v = intOf(pols[p]); if (v !== null) { any = true; if (v) politicians[p] = v; } });
+        if (any) action.politicians = politicians;
+        CHIPS.forEach(function (c) { var v = intOf(chips[c]); if (v !== null) action[c] = v; });
+        send(action);
+      }, { "class": "gp-btn gp-primary" })])));
+    box.appendChild(h("p", {}, "Blank fields stay as they are."));
+    return box;
+  }
+
+  function evaluationPanel(view, send) {
+    var box = h("section", { "class": "gp-panel gp-evaluation" }, h("h2", {}, "Evaluation"));
+    var order = h("input", { name: "un_order", "class": "gp-text", placeholder: "only for tied VP: lowest first, e.g. Red, Blue" });
+    var discards = {};
+    view.players.forEach(function (p) { discards[p.name] = num("discard_" + p.name, "", 0, p.hand); });
+    box.appendChild(h("div", { "class": "gp-row" }, [field("UN order on a tie", order)]
+      .concat(view.players.map(function (p) { return field(p.name + " discards", discards[p.name]); }))));
+    box.appendChild(button("Run the evaluation", function () {
+      var action = { type: "evaluate", discard: countsOf(discards) };
+      var text = order.value.trim();
+      if (text) action.un_order = text.split(",").map(function (x) { return x.trim(); });
+      send(action);
+    }, { "class": "gp-btn gp-primary" }));
+    return box;
+  }
+
+  function lastEvaluation(view) {
+    var e = view.last_evaluation;
+    if (!e) return null;
+    return h("section", { "class": "gp-panel" }, [
+      h("h2", {}, "Evaluation " + e.number + (e.winner ? " \u2014 " + e.winner + " wins" : "")),
+      h("table", { "class": "gp-table" }, [
+        h("thead", {}, h("tr", {}, ["Party", "VP", "Sent to UN", "Removed"].map(function (t) { return h("th", { scope: "col" }, t); }))),
+        h("tbody", {}, Object.keys(e.vp).map(function (p) {
+          return h("tr", {}, [h("th", { scope: "row" }, p), h("td", {}, String(e.vp[p])), h("td", {}, String(e.un_sent[p] || 0)), h("td", {}, String(e.removed[p] || 0))]);
+        }))
+      ])
+    ]);
+  }
+
+  function render(el, view, api) {
+    var rerender = function () { render(el, view, api); };
+    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
+    send.fail = fail;
+    var root = h("div", { "class": "gp-root" });
+    root.appendChild(h("header", { "class": "gp-header" }, [
+      h("h1", {}, view.title),
+      h("p", { "class": "gp-turn" }, (view.turn ? "Turn " + view.turn.number + " \u00B7 " + view.turn.player + " \u00B7 " : "") +
+        "dominance at " + view.dominance + " regions \u00B7 " + view.vp_to_win + " VP to win \u00B7 evaluations " + view.evaluations +
+        (view.peace ? " \u00B7 PEACE" : "")),
+      h("p", { "class": "gp-message", role: "status" }, view.message)
+    ]));
+    if (lastError) root.appendChild(h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
+    root.appendChild(scoreboard(view));
+    if (view.phase === "setup") root.appendChild(setupPanel(view, send));
+    if (view.phase === "evaluation") root.appendChild(evaluationPanel(view, send));
+    if (view.phase === "play" && view.turn) {
+      var t = view.turn;
+      if (view.un_intervention_open) {
+        var target = select("region", view.regions.filter(function (r) { return Object.keys(r.politicians).length; }).map(function (r) { return r.name; }));
+        root.appendChild(h("section", { "class": "gp-panel" }, [h("h2", {}, "UN troops (if the UN votes for them)"), h("div", { "class": "gp-row" }, [field("Region", target),
+          button("Send 3 UN troops (dice rolled)", function () {
+            api.roll(2).then(function (v) { return send({ type: "un_intervention", region: target.value, un_roll: d3(v[0]), region_roll: d3(v[1]) }); }).catch(send.fail);
+          })])]));
+      }
+      if (t.region && !view.over) root.appendChild(regionActions(view, api, send));
+      if (!t.started && !view.over) root.appendChild(cardForm(view, api, send, rerender));
+      if (!view.over) {
+        var rp = select("party", names(view), t.player), rr = select("region", view.regions.map(function (r) { return r.name; }), t.region || view.regions[0].name);
+        var rn = num("n", 1, 1, 20);
+        root.appendChild(h("section", { "class": "gp-panel" }, [h("h2", {}, "Recall politicians home (turn start, veto or forcing)"),
+          h("div", { "class": "gp-row" }, [field("Party", rp), field("From", rr), field("How many", rn),
+            button("Recall", function () { send({ type: "recall", party: rp.value, region: rr.value, n: intOf(rn) || 1 }); })])]));
+        root.appendChild(h("div", { "class": "gp-row gp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "gp-btn gp-primary gp-end" })));
+      }
+    }
+    if (view.last_war) {
+      var w = view.last_war;
+      root.appendChild(h("p", { "class": "gp-panel" }, "Last war: " + w.attacker + " " + w.attack + " against " + w.defender + " " + w.defend + " \u2014 " +
+        (w.winner === null ? "draw" : (w.winner === "attacker" ? w.attacker : w.defender) + " wins")));
+    }
+    if (view.last_vote) {
+      var v = view.last_vote;
+      root.appendChild(h("p", { "class": "gp-panel" }, "Last vote: " + v.application.replace("_", " ") + " against " + v.target + ", " +
+        v["for"] + " for to " + v.against + " against \u2014 " + (v.passed ? "passed" : "failed")));
+    }
+    var le = lastEvaluation(view);
+    if (le) root.appendChild(le);
+    root.appendChild(regionsGrid(view, send));
+    if (!view.over) root.appendChild(regionEditor(view, send));
+    el.replaceChildren(root);
+  }
+
+  window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
+  window.COMPANION_VIEWS.global_powers = function (el, view, api) {
+    render(el, view, api);
+  };
+})();

@@ -1,0 +1,426 @@
+"""Balance of Power (1815) tracker: the rulebook's examples, scoring, the action budget and the engine contract."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from companion.games import balance_of_power as bop
+from companion.games.base import Engine, RuleError
+
+CAPITALS = {"france": "Paris", "prussia": "Berlin", "austria": "Vienna", "russia": "St Petersburg", "ottoman": "Constantinople"}
+PLAYERS = [
+    {"name": "Brian", "empire": "great_britain", "colour": "red"},
+    {"name": "Fran", "empire": "france", "colour": "blue"},
+    {"name": "Gerd", "empire": "prussia", "colour": "black"},
+]
+
+
+def json_safe(value) -> bool:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(json_safe(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
+    return False
+
+
+def play(state, *actions):
+    for action in actions:
+        state = bop.act(state, action)
+    return state
+
+
+def place(pawn, territory):
+    return {"type": "place", "pawn": pawn, "territory": territory}
+
+
+def example_board(**options):
+    """The position of the rulebook's first example, after the set-up."""
+    state = bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS, **options})
+    return play(
+        state,
+        # Brian (England): the General in Cornwall; the other two where the text does not look.
+        place("general", "Cornwall"), place("king", "Midlands"), place("banker", "Midlands"),
+        # Fran (France): the General in Normandy.
+        place("general", "Normandy"), place("king", "Normandy"), place("banker", "Brittany"),
+        # Gerd (Prussia): King in The Netherlands, Banker in Westphalia, General in Brunswick.
+        place("king", "The Netherlands"), place("banker", "Westphalia"), place("general", "Brunswick"),
+    )
+
+
+def counts_game(players=2, **options):
+    empires = ["great_britain", "france", "prussia", "austria", "russia", "ottoman"]
+    names = ["Ann", "Bob", "Cat", "Dan", "Eve", "Fay"]
+    entries = [{"name": names[i], "empire": empires[i]} for i in range(players)]
+    return bop.new({"players": entries, **options})
+
+
+# ---------------------------------------------------------------- pure rules
+
+
+def test_points_to_win_table():
+    assert [bop.points_to_win(n) for n in range(2, 7)] == [30, 27, 24, 21, 18]
+    for bad in (1, 7, "3", True):
+        with pytest.raises(ValueError):
+            bop.points_to_win(bad)
+
+
+def test_elimination_chart():
+    assert bop.beats("general", "king")
+    assert bop.beats("king", "banker")
+    assert bop.beats("banker", "general")
+    assert not bop.beats("king", "general")
+    assert not bop.beats("general", "banker")
+    assert not bop.beats("banker", "king")
+    for cls in bop.CLASSES:
+        # Kings do not eliminate each other, and so on.
+        assert not bop.beats(cls, cls)
+    assert bop.beats("General", "KING")
+    with pytest.raises(ValueError):
+        bop.beats("queen", "king")
+
+
+def test_score_examples():
+    # A capital with all three classes is worth its point plus three.
+    assert bop.score(1, 1) == 4
+    assert bop.score(10, 2) == 16
+    assert bop.score(0, 0) == 0
+    for args in ((-1, 0), (2, 3), (8, 7), (1.5, 0), (True, 0)):
+        with pytest.raises(ValueError):
+            bop.score(*args)
+
+
+@given(territories=st.integers(0, 80), capitals=st.integers(0, 6))
+def test_score_property(territories, capitals):
+    capitals = min(capitals, territories)
+    total = bop.score(territories, capitals)
+    assert total == territories + 3 * capitals
+    assert total >= territories
+
+
+# ---------------------------------------------------------------- set-up and board scoring
+
+
+def test_setup_places_capitals_and_checks_the_second_set():
+    state = bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS})
+    assert state["board"]["London"] == [["Brian", "king"], ["Brian", "general"], ["Brian", "banker"]]
+    assert state["phase"] == "setup"
+    with pytest.raises(RuleError, match="outside the capital"):
+        bop.act(state, place("king", "London"))
+    with pytest.raises(RuleError, match="Kingdom of France"):
+        bop.act(state, place("king", "Paris"))
+    with pytest.raises(RuleError, match="Brian's turn"):
+        bop.act(state, {"type": "place", "player": "Fran", "pawn": "king", "territory": "Normandy"})
+    state = bop.act(state, place("king", "Cornwall"))
+    with pytest.raises(RuleError, match="second King"):
+        bop.act(state, place("king", "Midlands"))
+    with pytest.raises(RuleError, match="set-up"):
+        bop.act(state, {"type": "end_turn"})
+
+
+def test_a_bare_player_count_seats_the_first_empires():
+    state = bop.new({"players": 3})
+    assert state["order"] == ["Kingdom of Great Britain", "Kingdom of France", "Kingdom of Prussia"]
+    assert bop.view(bop.new({}))["points_to_win"] == 30
+
+
+def test_board_needs_every_capital():
+    with pytest.raises(RuleError, match="capitals"):
+        bop.new({"players": PLAYERS, "tracking": "board"})
+
+
+def test_example_position_scores():
+    state = example_board()
+    v = bop.view(state)
+    rows = {r["name"]: r for r in v["players"]}
+    # London full (1 + 3), Cornwall and Midlands held alone.
+    assert rows["Brian"]["score"] == 3 + 3
+    assert rows["Brian"]["held"] == ["Cornwall", "London", "Midlands"]
+    assert rows["Fran"]["score"] == 3 + 3
+    assert rows["Gerd"]["score"] == 4 + 3
+    assert v["points_to_win"] == 27
+    assert v["turn"]["player"] == "Brian"
+    assert bop.scores(state) == {"Brian": 6, "Fran": 6, "Gerd": 7}
+
+
+def test_example_one_three_actions():
+    state = example_board()
+    state = play(
+        state,
+        {"type": "duplicate", "pawn": "general", "territory": "Cornwall"},
+        # Kings do not eliminate each other: a plain move into The Netherlands.
+        {"type": "move", "pawn": "king", "from": "London", "to": "The Netherlands"},
+        {"type": "move", "pawn": "banker", "from": "London", "to": "Denmark"},
+    )
+    assert state["board"]["Cornwall"] == [["Brian", "general"], ["Brian", "general"]]
+    assert state["board"]["The Netherlands"] == [["Gerd", "king"], ["Brian", "king"]]
+    assert bop.view(state)["turn"]["actions_left"] == {"king": False, "general": False, "banker": False, "bonus": False, "bonus_earned": False}
+    assert "end the turn" in bop.view(state)["message"]
+    with pytest.raises(RuleError, match="used up"):
+        bop.act(state, {"type": "move", "pawn": "general", "from": "London", "to": "Midlands"})
+    # London lost its full set: 1 point left there, Denmark gained, the shared Netherlands counts for nobody.
+    assert bop.scores(state)["Brian"] == 1 + 1 + 1 + 1
+    state = bop.act(state, {"type": "end_turn"})
+    assert state["turn"]["player"] == "Fran"
+
+
+def test_example_two_bonus_action():
+    state = example_board()
+    state = bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    assert bop.view(state)["turn"]["actions_left"]["bonus"]
+    state = play(
+        state,
+        {"type": "attack", "pawn": "general", "from": "London", "to": "The Netherlands", "target_player": "Gerd", "target_pawn": "king"},
+        {"type": "move", "pawn": "king", "from": "London", "to": "The Netherlands"},
+        # The fourth action goes to the King: on into Westphalia to eliminate the Banker.
+        {"type": "attack", "pawn": "king", "from": "The Netherlands", "to": "Westphalia", "target_player": "Gerd", "target_pawn": "banker"},
+    )
+    assert state["board"]["Westphalia"] == [["Brian", "king"]]
+    assert state["board"]["The Netherlands"] == [["Brian", "general"]]
+    assert bop.view(state)["players"][2]["pawns"] == {"king": 1, "general": 2, "banker": 1}
+    with pytest.raises(RuleError, match="bonus action are both used up"):
+        bop.act(state, {"type": "move", "pawn": "king", "from": "Westphalia", "to": "Hanover"})
+    with pytest.raises(RuleError, match="start of the turn"):
+        bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": False})
+
+
+def test_attack_rules():
+    state = example_board()
+    with pytest.raises(RuleError, match="eliminates only a Banker"):
+        bop.act(state, {"type": "attack", "pawn": "king", "from": "London", "to": "The Netherlands", "target_player": "Gerd", "target_pawn": "king"})
+    with pytest.raises(RuleError, match="no Banker in The Netherlands"):
+        bop.act(state, {"type": "attack", "pawn": "king", "from": "London", "to": "The Netherlands", "target_player": "Gerd", "target_pawn": "banker"})
+    with pytest.raises(RuleError, match="own pawns"):
+        bop.act(state, {"type": "attack", "pawn": "king", "from": "London", "to": "Midlands", "target_player": "Brian", "target_pawn": "banker"})
+    with pytest.raises(RuleError, match="does not border"):
+        bop.act(state, {"type": "move", "pawn": "king", "from": "London", "to": "Paris"})
+
+
+def test_three_pawn_limit_and_attack_into_a_full_territory():
+    state = example_board()
+    state = play(state, {"type": "move", "pawn": "general", "from": "Cornwall", "to": "Normandy"})
+    # Normandy now holds three pawns: no more moves in, but an attack still enters.
+    assert len(state["board"]["Normandy"]) == 3
+    with pytest.raises(RuleError, match="already holds 3"):
+        bop.act(state, {"type": "duplicate", "pawn": "general", "territory": "Normandy"})
+    state = bop.act(state, {"type": "end_turn"})
+    state = bop.act(state, {"type": "attack", "pawn": "banker", "from": "Paris", "to": "Normandy", "target_player": "Brian", "target_pawn": "general"})
+    assert sorted(map(tuple, state["board"]["Normandy"])) == [("Fran", "banker"), ("Fran", "general"), ("Fran", "king")]
+    with pytest.raises(RuleError, match="already holds 3"):
+        bop.act(state, {"type": "move", "pawn": "king", "from": "Paris", "to": "Normandy"})
+
+
+def test_attack_in_place_keeps_the_pawn_there():
+    state = example_board()
+    state["board"]["The Netherlands"] = [["Gerd", "banker"], ["Brian", "king"]]
+    state = play(
+        state,
+        {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True},
+        {"type": "attack", "pawn": "king", "from": "The Netherlands", "target_player": "Gerd", "target_pawn": "banker"},
+    )
+    assert state["board"]["The Netherlands"] == [["Brian", "king"]]
+    with pytest.raises(RuleError, match="attacked without moving"):
+        bop.act(state, {"type": "move", "pawn": "king", "from": "The Netherlands", "to": "Hanover"})
+    # Another King standing beside it is free to go.
+    state["board"]["The Netherlands"].append(["Brian", "king"])
+    state = bop.act(state, {"type": "move", "pawn": "king", "from": "The Netherlands", "to": "Hanover"})
+    assert state["board"]["Hanover"] == [["Brian", "king"]]
+
+
+def test_out_of_turn_and_validation():
+    state = example_board()
+    with pytest.raises(RuleError, match="Brian's turn"):
+        bop.act(state, {"type": "end_turn", "player": "Gerd"})
+    with pytest.raises(RuleError, match="pawn"):
+        bop.act(state, {"type": "move", "pawn": "queen", "from": "London", "to": "Cornwall"})
+    with pytest.raises(RuleError, match="from"):
+        bop.act(state, {"type": "move", "pawn": "king", "to": "Cornwall"})
+    with pytest.raises(RuleError, match="unknown action"):
+        bop.act(state, {"type": "teleport"})
+    with pytest.raises(RuleError, match="board tracking"):
+        bop.act(state, {"type": "set_counts", "player": "Brian", "territories": 3})
+
+
+@pytest.mark.parametrize(
+    "options, key",
+    [
+        ({"players": 7}, "players"),
+        ({"players": "four"}, "players"),
+        ({"players": [{"name": "A", "empire": "france"}]}, "players"),
+        ({"players": [{"name": "A", "empire": "france"}, {"name": "B", "empire": "france"}]}, "players"),
+        ({"players": [{"name": "A", "empire": "spain"}, {"name": "B", "empire": "france"}]}, "players"),
+        ({"players": [{"name": "A", "empire": "russia"}, {"name": "A", "empire": "france"}]}, "players"),
+        ({"players": PLAYERS, "tracking": "pen"}, "tracking"),
+        ({"players": PLAYERS, "first": "Zed"}, "first"),
+        ({"players": PLAYERS, "respawn": "yes"}, "respawn"),
+        ({"players": PLAYERS, "capitals": {"spain": "Madrid"}}, "capitals"),
+        ({"players": PLAYERS, "score_track": True}, "score_track"),
+    ],
+)
+def test_new_names_the_bad_option(options, key):
+    with pytest.raises(RuleError, match=key):
+        bop.new(options)
+
+
+def test_old_state_untouched_and_replay_identical():
+    actions = [
+        {"type": "duplicate", "pawn": "general", "territory": "Cornwall"},
+        {"type": "move", "pawn": "king", "from": "London", "to": "The Netherlands"},
+        {"type": "end_turn"},
+    ]
+    state = example_board()
+    start = copy.deepcopy(state)
+    for action in actions:
+        before = copy.deepcopy(state)
+        following = bop.act(state, action)
+        assert state == before
+        state = following
+    assert play(start, *actions) == state
+
+
+# ---------------------------------------------------------------- counts mode, endings, variants
+
+
+def test_counts_mode_wins_on_points_during_the_turn():
+    state = counts_game()
+    assert state["phase"] == "play"
+    assert bop.view(state)["players"][0]["pawns"] == {"king": 2, "general": 2, "banker": 2}
+    state = bop.act(state, {"type": "set_counts", "player": "Ann", "territories": 26, "full_capitals": 1})
+    assert not state["over"]
+    state = bop.act(state, {"type": "set_counts", "player": "Ann", "territories": 27, "full_capitals": 1})
+    assert state["over"] and state["winner"] == "Ann"
+    assert "30 points" in bop.view(state)["message"]
+
+
+def test_counts_mode_rejects_impossible_counts():
+    state = counts_game()
+    with pytest.raises(RuleError, match="full capital"):
+        bop.act(state, {"type": "set_counts", "player": "Ann", "territories": 1, "full_capitals": 2})
+    with pytest.raises(RuleError, match="territories"):
+        bop.act(state, {"type": "set_counts", "player": "Ann", "territories": -3})
+
+
+def test_counts_mode_tracks_eliminations_and_extinct_classes():
+    state = counts_game()
+    state = bop.act(state, {"type": "set_counts", "player": "Bob", "pawns": {"king": 1}})
+    state = bop.act(state, {"type": "attack", "pawn": "general", "target_player": "Bob", "target_pawn": "king"})
+    bob = bop.view(state)["players"][1]
+    assert bob["pawns"]["king"] == 0 and bob["gone"] == ["king"] and bob["pool"]["king"] == 15
+    state = bop.act(state, {"type": "end_turn"})
+    with pytest.raises(RuleError, match="no King left"):
+        bop.act(state, {"type": "duplicate", "pawn": "king"})
+    with pytest.raises(RuleError, match="re-spawn variant"):
+        bop.act(state, {"type": "respawn", "pawn": "king"})
+
+
+def test_respawn_variant():
+    state = counts_game(respawn=True)
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Bob", "pawns": {"king": 1}},
+        {"type": "attack", "pawn": "general", "target_player": "Bob", "target_pawn": "king"},
+        {"type": "end_turn"},
+        {"type": "respawn", "pawn": "king"},
+    )
+    assert state["counts"]["Bob"]["pawns"]["king"] == 1
+    with pytest.raises(RuleError, match="still has a King"):
+        bop.act(state, {"type": "respawn", "pawn": "king"})
+
+
+def test_respawn_on_the_board_goes_to_the_capital():
+    state = example_board(respawn=True)
+    # Every Prussian General is gone.
+    state["board"]["Brunswick"] = [["Gerd", "banker"]]
+    state["board"]["Berlin"] = [["Gerd", "king"], ["Gerd", "banker"]]
+    state["turn"]["player"] = "Gerd"
+    with pytest.raises(RuleError, match="appears there"):
+        bop.act(state, {"type": "respawn", "pawn": "general", "territory": "Brunswick"})
+    state = bop.act(state, {"type": "respawn", "pawn": "general", "territory": "Berlin"})
+    assert state["board"]["Berlin"].count(["Gerd", "general"]) == 1
+
+
+def test_duplicate_with_empty_pool_ends_the_game():
+    state = counts_game()
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Ann", "territories": 10, "full_capitals": 1, "pawns": {"general": 15}},
+        {"type": "set_counts", "player": "Bob", "territories": 13, "full_capitals": 0},
+        {"type": "duplicate", "pawn": "general"},
+    )
+    assert state["over"] and state["winner"] == "Ann"
+    assert "pool" in state["end_reason"]
+
+
+def test_ties_go_to_pawns_then_draw():
+    state = counts_game()
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Ann", "territories": 10, "full_capitals": 0, "pawns": {"general": 15}},
+        {"type": "set_counts", "player": "Bob", "territories": 10, "full_capitals": 0, "pawns": {"general": 15}},
+    )
+    more = bop.act(bop.act(state, {"type": "set_counts", "player": "Bob", "pawns": {"king": 5}}), {"type": "duplicate", "pawn": "general"})
+    assert more["winner"] == "Bob"
+    drawn = bop.act(state, {"type": "duplicate", "pawn": "general"})
+    assert drawn["over"] and drawn["winner"] is None
+    assert "draw" in bop.view(drawn)["message"]
+
+
+def test_total_domination():
+    state = counts_game(total_domination=True)
+    assert bop.view(state)["points_to_win"] is None
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Ann", "territories": 40, "full_capitals": 2},
+        {"type": "set_counts", "player": "Bob", "pawns": {"king": 1, "general": 0, "banker": 0}},
+    )
+    assert not state["over"]
+    state = bop.act(state, {"type": "attack", "pawn": "general", "target_player": "Bob", "target_pawn": "king"})
+    assert state["over"] and state["winner"] == "Ann"
+
+
+def test_players_without_pawns_are_skipped():
+    state = counts_game(players=3)
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Bob", "pawns": {"king": 1, "general": 0, "banker": 0}},
+        {"type": "attack", "pawn": "general", "target_player": "Bob", "target_pawn": "king"},
+        {"type": "end_turn"},
+    )
+    assert state["turn"]["player"] == "Cat"
+
+
+def test_tougher_neutral_empires():
+    def with_full_berlin(state):
+        state = copy.deepcopy(state)
+        state["board"]["Berlin"] = [["Brian", "king"], ["Brian", "general"], ["Brian", "banker"]]
+        return state
+
+    two = [PLAYERS[0], PLAYERS[1]]
+    plain = bop.new({"players": two, "tracking": "board", "capitals": CAPITALS})
+    tough = bop.new({"players": two, "tracking": "board", "capitals": CAPITALS, "tougher_neutral": True})
+    # London full (4) + Berlin full (4), or Berlin worth 1 until Prussia is achieved.
+    assert bop.scores(with_full_berlin(plain))["Brian"] == 8
+    assert bop.scores(with_full_berlin(tough))["Brian"] == 5
+    achieved = bop.act(with_full_berlin(tough), {"type": "declare_empire", "player": "Brian", "empire": "prussia", "achieved": True})
+    assert bop.scores(achieved)["Brian"] == 8
+
+
+def test_view_is_json_safe():
+    for state in (bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS}), example_board(), counts_game(6)):
+        v = bop.view(state)
+        assert json_safe(v)
+        json.dumps(v)
+        assert v["message"]
+    v = bop.view(example_board())
+    assert v["chart"][0] == {"pawn": "king", "beats": "banker", "label": "King beats Banker"}
+
+
+def test_engine_export():
+    assert isinstance(bop.ENGINE, Engine)
+    assert (bop.ENGINE.name, bop.ENGINE.title) == ("balance_of_power", "Balance of Power (1815)")

@@ -202,3 +202,33 @@ def test_reconnecting_is_visible_and_resumes(browser, tmp_path):
         own.proc.send_signal(signal.SIGCONT)
         context.close()
         own.stop()
+
+
+@pytest.mark.parametrize("game,options,marker", [
+    ("risk", {"players": ["Ann", "Bob"]}, "[class^=rk-], [class*=' rk-']"),
+    ("balance_of_power", {"players": 3}, "[class^=bp-], [class*=' bp-']"),
+    ("global_powers", {"players": 3}, "[class^=gp-], [class*=' gp-']"),
+])
+def test_every_game_has_its_view(page, table, game, options, marker):
+    state = table.new_game(game, options)
+    open_page(page, table)
+    page.wait_for_selector(marker, timeout=5000)
+    assert page.locator("#title").inner_text() == state["title"]
+    assert page.locator("#game .error").count() == 0  # the view drew without failing
+    shot(page, game.replace("_", "-"))
+
+
+@pytest.mark.parametrize("size", [{"width": 800, "height": 1280}, {"width": 390, "height": 844}])
+def test_portrait_tablet_and_phone(browser, table, size):
+    table.new_game("balance_duels", {"players": 2})
+    context = browser.new_context(viewport=size)
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        # nothing wider than the screen: the arm scales, the side panels stack
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"] + 1
+        box = page.locator("#btn-undo").bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44  # a finger-sized target
+        shot(page, f"balance-duels-{size['width']}x{size['height']}")
+    finally:
+        context.close()

@@ -39,9 +39,10 @@ def choices(game: str, view: dict) -> list[dict]:
 
 
 class ButtonController:
-    def __init__(self, host, roll: Callable[[], Any]):
+    def __init__(self, host, roll: Callable[[], Any], dice: Callable[[int], list[int]]):
         self.host = host
         self.roll = roll
+        self.dice = dice
         self.selection = 0
 
     def reset(self) -> None:
@@ -55,9 +56,12 @@ class ButtonController:
     def press(self, name: str) -> None:
         """Raises RuleError with the reason when the press means nothing now."""
         if name == "roll":
-            if self.host.game != "balance_duels":
+            if self.host.game == "balance_duels":
+                self.roll()
+            elif self.host.game == "risk":
+                self._risk_battle()
+            else:
                 raise RuleError(f"{self.host.engine.title} rolls its dice on the page")
-            self.roll()
             return
         if name == "undo":
             self.host.undo(source="button")
@@ -75,6 +79,14 @@ class ButtonController:
             self.selection = 0
             return
         raise RuleError(f"the {name!r} button does nothing here")
+
+    def _risk_battle(self) -> None:
+        """Roll the declared attack's dice for both sides and fight that round."""
+        attack = self.host.snapshot()["view"].get("attack")
+        if not attack:
+            raise RuleError("declare an attack on the page first; then the roll button fights each round")
+        self.host.act({"type": "battle", "attacker_dice": self.dice(attack["attacker_dice"]),
+                       "defender_dice": self.dice(attack["defender_dice"])}, source="button")
 
     def hold(self, name: str) -> None:
         self.host.undo(source="button")

@@ -45,7 +45,7 @@ class Companion:
         self.sensors: SensorMonitor | None = None
         self.indicators = SimIndicators(self.clock)
         self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo"))
-        self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"))
+        self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice)
         self._demo_idle = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []

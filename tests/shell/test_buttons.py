@@ -39,3 +39,17 @@ def test_imperial_steps_the_rondel_target_and_confirms(comp):
     seq = comp.host.seq
     assert comp.press("confirm") is None and comp.host.seq == seq + 1
     assert comp.host.snapshot()["view"]["rondel"]["positions"]["russia"] == "production1"
+
+
+def test_risk_roll_button_fights_the_declared_attack(comp):
+    comp.host.new_game("risk", {"players": ["Ann", "Bob"]})
+    assert "declare an attack" in comp.press("roll")
+    for action in ({"type": "set_counts", "player": "Ann", "territories": 12, "cities": 3, "troops": 30},
+                   {"type": "reinforce"},
+                   {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 2}):
+        comp.host.act(action)
+    seq = comp.host.seq
+    assert comp.press("roll") is None and comp.host.seq == seq + 1
+    battle = comp.host.store.game_events(comp.host.game_id)[-1].body["action"]
+    assert len(battle["attacker_dice"]) == 3 and len(battle["defender_dice"]) == 2
+    assert all(1 <= d <= 6 for d in battle["attacker_dice"] + battle["defender_dice"])

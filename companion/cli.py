@@ -9,6 +9,7 @@ import importlib.util
 import logging
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from companion import __version__
@@ -114,15 +115,19 @@ def serve(cfg) -> int:
     mode = "simulated table" if cfg.simulate else "real table"
     print(f"Table Companion on the {mode}: open http://{shown}:{port}", flush=True)
 
+    stopping = threading.Event()
+
     def stop(signum, frame):
-        raise KeyboardInterrupt
+        stopping.set()
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     companion.start()
+    # the HTTP server runs in its own thread so the main thread can supervise the workers and feed systemd
+    web = threading.Thread(target=server.run, name="http", daemon=True)
+    web.start()
     try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        companion.main_loop(stopping, checks={"http": web.is_alive})
     finally:
         server.close()
         companion.stop()

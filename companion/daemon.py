@@ -28,6 +28,7 @@ SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
 SIM_CELLS = 2
 DEMO_PAUSE_AFTER_HUMAN_S = 60.0
 DEMO_LINGER_STEPS = 4
+SENSOR_STALL_S = 5.0           # a sensor loop silent this long counts as stalled
 
 
 class Companion:
@@ -49,6 +50,7 @@ class Companion:
         self._demo_idle = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.restarts = 0
         if config.simulate:
             self._build_simulation()
         self.buttons.on_press(self.press)
@@ -193,9 +195,51 @@ class Companion:
         if self.sensors is not None:
             self.sensors.start()
         if self.config.simulate and self.config.demo:
-            t = threading.Thread(target=self._demo_loop, name="demo", daemon=True)
-            t.start()
-            self._threads.append(t)
+            self._start_demo()
+
+    def _start_demo(self) -> None:
+        t = threading.Thread(target=self._demo_loop, name="demo", daemon=True)
+        t.start()
+        self._threads = [t]
+
+    def supervise(self) -> list[str]:
+        """Restart any worker thread that died; returns what was restarted (also logged)."""
+        restarted = []
+        if self._stop.is_set():
+            return restarted
+        if self.sensors is not None and not self.sensors.alive():
+            log.error("the sensor thread died; restarting it")
+            self.sensors.start()
+            restarted.append("sensors")
+        if self.config.simulate and self.config.demo and not any(t.is_alive() for t in self._threads):
+            log.error("the demo thread died; restarting it")
+            self._start_demo()
+            restarted.append("demo")
+        self.restarts += len(restarted)
+        return restarted
+
+    def healthy(self, checks: dict | None = None) -> dict[str, bool]:
+        """Liveness of each part the main loop vouches for to systemd's watchdog."""
+        now = self.clock.now()
+        out = {"store": self._store_answers()}
+        if self.sensors is not None:
+            out["sensors"] = self.sensors.alive() and now - self.sensors.heartbeat < SENSOR_STALL_S
+        for name, check in (checks or {}).items():
+            out[name] = bool(check())
+        return out
+
+    def _store_answers(self) -> bool:
+        try:
+            self.store.last_seq()
+            return True
+        except Exception:  # reported as unhealthy (and logged) rather than raised into the main loop
+            log.exception("the event store does not answer")
+            return False
+
+    def main_loop(self, stopping: threading.Event, checks: dict | None = None, period_s: float = 1.0) -> None:
+        """The daemon's main thread: supervise workers until asked to stop."""
+        while not stopping.wait(period_s):
+            self.supervise()
 
     def stop(self) -> None:
         self._stop.set()

@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench venv clean browser
+.PHONY: run test bench venv clean browser mosquitto
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found %d.%d)" % sys.version_info[:2])'
@@ -22,8 +22,16 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/companion run --simulate --host $(HOST) --port $(PORT)
 
-test: $(STAMP) browser
+test: $(STAMP) browser mosquitto
 	$(BIN)/python -m pytest
+
+# The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.
+mosquitto:
+	@if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then \
+	  echo "installing Debian's mosquitto for the MQTT tests"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mosquitto >/dev/null; \
+	fi
 
 # The browser tests use Debian's chromium (never a downloaded browser build). Installed when missing and root;
 # otherwise those tests are skipped with a message (and fail under CI=true).

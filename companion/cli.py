@@ -18,7 +18,7 @@ EXIT_CONFIG = 2
 EXIT_START = 1
 # modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
 # sets `func` (args -> exit code) with set_defaults
-PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor")
+PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor", "companion.mqtt.hall")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from companion.games.balance_model import Model, ModelError, load_model
+from companion.mqtt.settings import MqttConfig, parse_mqtt
 from companion.pin import check_pin_text, hash_pin
 
 GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
@@ -60,6 +61,7 @@ class Config:
     tilt_switch: Mapping[str, Any] | None = None
     buttons: Mapping[str, int] = field(default_factory=dict)
     indicators: Mapping[str, int] = field(default_factory=dict)
+    mqtt: MqttConfig | None = None
 
     @property
     def sensors(self) -> bool:
@@ -146,7 +148,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     """Check a config table (as read from TOML); ConfigError names the first problem."""
     c = _Checker(source)
     top = {"game", "balance", "store", "web", "simulate", "load_cells", "accelerometer", "tilt_switch",
-           "buttons", "indicators"}
+           "buttons", "indicators", "mqtt"}
     unknown = sorted(set(data) - top)
     if unknown:
         raise c.fail(unknown[0], f"unknown section (known: {', '.join(sorted(top))})")
@@ -259,6 +261,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
             raise c.fail(label, f"GPIO {pin} is already used by {pins[pin]}")
         pins[pin] = label
 
+    mqtt = parse_mqtt(data.get("mqtt"), source, base_dir=base)
     cfg = Config(
         source=source, base_dir=base, game=name, players=players, game_options=options,
         balance=balance, model_ref=model_ref,
@@ -266,6 +269,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
+        mqtt=mqtt,
     )
     try:
         cfg.model()

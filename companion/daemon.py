@@ -42,6 +42,11 @@ class Companion:
         if config.game == "balance_duels":
             default_options.setdefault("players", config.players)
         self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock)
+        self.mqtt = None
+        if config.mqtt is not None:
+            from companion.mqtt.publisher import TablePublisher
+
+            self.mqtt = TablePublisher(self, config.mqtt)
         self.table: SimulatedTable | None = None
         self.sensors: SensorMonitor | None = None
         self.indicators = SimIndicators(self.clock)
@@ -145,6 +150,8 @@ class Companion:
         if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:
             out["refusal"] = self.last_refusal["message"]
         out.update(self.controller.status())
+        if self.mqtt is not None:
+            out["mqtt"] = self.mqtt.status()
         return out
 
     # --- the demo game
@@ -194,6 +201,8 @@ class Companion:
     def start(self) -> None:
         if self.sensors is not None:
             self.sensors.start()
+        if self.mqtt is not None:
+            self.mqtt.start()
         if self.config.simulate and self.config.demo:
             self._start_demo()
 
@@ -247,4 +256,6 @@ class Companion:
             self.sensors.stop()
         for t in self._threads:
             t.join(timeout=2)
+        if self.mqtt is not None:
+            self.mqtt.stop()
         self.store.close()

@@ -180,7 +180,11 @@
     const devs = live.devices || [];
     $("devices").replaceChildren(...(devs.length ? devs.map((d) => el("div", { class: "dev" }, el("span", {}, d.name),
       d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason} (since ${d.since})`)))
-      : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]));
+      : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]),
+      ...(live.mqtt ? [el("div", { class: "dev" }, el("span", {}, "MQTT"), live.mqtt.state === "connected"
+        ? el("span", { class: "good" }, "✓ connected")
+        : el("span", { class: "bad" }, `✕ ${live.mqtt.state}` + (live.mqtt.down_for_s ? ` for ${Math.round(live.mqtt.down_for_s)} s` : "") +
+          (live.mqtt.last_error ? `: ${live.mqtt.last_error}` : "") + (live.mqtt.queued ? ` (${live.mqtt.queued} queued)` : "")))] : []));
     const box = document.querySelector(".bd-live");
     if (box) fillLive(box);
     const beam = document.querySelector(".bd-beam");

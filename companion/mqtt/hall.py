@@ -1,0 +1,404 @@
+"""The hall scoreboard: every table of a hall on one live page.
+
+`HallBoard` subscribes to `companion/<hall>/+/state` and `…/availability` and keeps
+each table's latest state; `create_hall_app(board)` is the Flask app (the page,
+`/api/tables`, and `/api/stream` with Server-Sent Events); `companion hall` serves
+it with waitress. The page reuses the table page's stylesheet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import ssl
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+from flask import Flask, Response, jsonify, request, send_from_directory
+from werkzeug.exceptions import HTTPException
+
+from companion.clock import Clock
+from companion.mqtt import payloads as P
+from companion.mqtt.publisher import CONNECTED, CONNECTING, DISCONNECTED, make_client
+from companion.mqtt.settings import DEFAULT_HALL, check_name
+
+log = logging.getLogger(__name__)
+HALL_STATIC = Path(__file__).resolve().parent.parent / "web" / "hall"
+TABLE_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
+PASSWORD_ENV = "COMPANION_MQTT_PASSWORD"
+DEFAULT_LISTEN_PORT = 8090
+MAX_PAYLOAD = 64 * 1024
+EXIT_CONFIG = 2
+EXIT_START = 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class HallBoard:
+    """The latest state and availability of every table in one hall, fed by the broker."""
+
+    def __init__(self, broker: str, port: int = 1883, hall: str = DEFAULT_HALL, *, username: str | None = None,
+                 password: str | None = None, tls: bool = False, ca_file: str | Path | None = None,
+                 keepalive_s: int = 30, reconnect_min_s: float = 1.0, reconnect_max_s: float = 30.0,
+                 clock: Clock | None = None):
+        problem = check_name(hall)
+        if problem:
+            raise ValueError(f"hall {hall!r} {problem}")
+        self.broker = broker
+        self.port = port
+        self.hall = hall
+        self.keepalive_s = keepalive_s
+        self.clock = clock or Clock()
+        self.state_filter, self.availability_filter = P.hall_topics(hall)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._tables: dict[str, dict[str, Any]] = {}
+        self._version = 0
+        self._link = DISCONNECTED
+        self._last_error: str | None = None
+        self._bad_payloads = 0
+        self._started = False
+        self._client = make_client(f"companion-hall-{hall}-{uuid.uuid4().hex[:10]}", username=username,
+                                   password=password, tls=tls, ca_file=ca_file,
+                                   reconnect_min_s=reconnect_min_s, reconnect_max_s=reconnect_max_s)
+        self._client.on_pre_connect = self._on_pre_connect
+        self._client.on_connect = self._on_connect
+        self._client.on_connect_fail = self._on_connect_fail
+        self._client.on_disconnect = self._on_disconnect
+        self._client.on_message = self._on_message
+
+    # --- lifecycle
+    def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._set_link(CONNECTING)
+        self._client.connect_async(self.broker, self.port, keepalive=self.keepalive_s)
+        self._client.loop_start()
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self._client.disconnect()
+        self._client.loop_stop()
+        self._set_link(DISCONNECTED)
+
+    # --- reading
+    @property
+    def version(self) -> int:
+        with self._lock:
+            return self._version
+
+    def wait_for_change(self, version: int, timeout: float) -> bool:
+        with self._lock:
+            return self._changed.wait_for(lambda: self._version != version, timeout=timeout)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What /api/tables returns: the hall, the broker link, and every table sorted by id."""
+        now = self.clock.now()
+        with self._lock:
+            tables = []
+            for table_id in sorted(self._tables):
+                entry = self._tables[table_id]
+                state = entry.get("state") or {}
+                tables.append({
+                    "table": table_id,
+                    "name": state.get("name") or table_id,
+                    "online": entry.get("online"),
+                    "game": state.get("game"),
+                    "title": state.get("title"),
+                    "message": state.get("message"),
+                    "to_move": state.get("to_move"),
+                    "over": state.get("over", False),
+                    "scores": state.get("scores", []),
+                    "balance": state.get("balance"),
+                    "seq": state.get("seq"),
+                    "updated_s_ago": round(now - entry["updated"], 1),
+                })
+            return {
+                "hall": self.hall,
+                "version": self._version,
+                "broker": {"address": f"{self.broker}:{self.port}", "state": self._link,
+                           "last_error": self._last_error, "bad_payloads": self._bad_payloads},
+                "tables": tables,
+            }
+
+    # --- paho callbacks (its network thread)
+    def _on_pre_connect(self, client, userdata) -> None:
+        self._set_link(CONNECTING)
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        try:
+            if reason_code.is_failure:
+                self._set_link(DISCONNECTED, f"the broker at {self.broker}:{self.port} refused the connection: "
+                                             f"{reason_code}")
+                return
+            client.subscribe([(self.state_filter, 1), (self.availability_filter, 1)])
+            self._set_link(CONNECTED)
+        except Exception:
+            log.exception("hall: on_connect failed")
+
+    def _on_connect_fail(self, client, userdata) -> None:
+        self._set_link(DISCONNECTED,
+                       f"cannot reach the broker at {self.broker}:{self.port} ({client.connect_failure()})")
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        with self._lock:
+            was_up = self._link == CONNECTED
+        if not self._started or not was_up:
+            self._set_link(DISCONNECTED)
+            return
+        self._set_link(DISCONNECTED, f"lost the link to the broker at {self.broker}:{self.port} ({reason_code})")
+
+    def _on_message(self, client, userdata, message) -> None:
+        try:
+            self.handle(message.topic, message.payload)
+        except Exception:
+            log.exception("hall: handling a message on %s failed", message.topic)
+
+    def handle(self, topic: str, payload: bytes) -> None:
+        """Take one message from a table (also called directly by tests)."""
+        parts = topic.split("/")
+        if len(parts) != 4 or parts[1] != self.hall or parts[3] not in ("state", "availability"):
+            return
+        table_id, kind = parts[2], parts[3]
+        now = self.clock.now()
+        if kind == "availability":
+            text = payload.decode("utf-8", "replace").strip()
+            if text and text not in (P.ONLINE, P.OFFLINE):
+                self._bad(f"{topic}: availability must be 'online' or 'offline', not {text[:40]!r}")
+                return
+            self._update(table_id, online=None if not text else text == P.ONLINE, now=now)
+            return
+        if not payload:
+            self._update(table_id, state=None, now=now)   # an empty retained state: the table was cleared
+            return
+        state = self._clean_state(topic, payload)
+        if state is not None:
+            self._update(table_id, state=state, now=now)
+
+    def _clean_state(self, topic: str, payload: bytes) -> dict | None:
+        if len(payload) > MAX_PAYLOAD:
+            self._bad(f"{topic}: state payload of {len(payload)} bytes is too large")
+            return None
+        try:
+            data = json.loads(payload, parse_constant=_no_constant)
+        except (UnicodeDecodeError, ValueError) as exc:
+            self._bad(f"{topic}: state is not JSON: {exc}")
+            return None
+        if not isinstance(data, Mapping):
+            self._bad(f"{topic}: state must be a JSON object")
+            return None
+        scores = []
+        for item in data.get("scores") or []:
+            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                score = item.get("score")
+                ok = isinstance(score, (int, float)) and not isinstance(score, bool)
+                scores.append({"name": item["name"], "score": score if ok else None})
+        balance = data.get("balance")
+        if isinstance(balance, Mapping):
+            balance = {k: v for k, v in balance.items()
+                       if isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool)))}
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        seq = data.get("seq")
+        return {
+            "name": text("name"), "game": text("game"), "title": text("title"), "message": text("message"),
+            "to_move": text("to_move"), "over": data.get("over") is True, "scores": scores,
+            "balance": balance if isinstance(balance, dict) else None,
+            "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
+        }
+
+    def _bad(self, message: str) -> None:
+        with self._lock:
+            self._bad_payloads += 1
+            first = self._bad_payloads <= 20
+        if first:
+            log.warning("hall: ignored a message: %s", message)
+
+    _UNSET = object()
+
+    def _update(self, table_id: str, *, now: float, state: Any = _UNSET, online: Any = _UNSET) -> None:
+        with self._lock:
+            entry = self._tables.setdefault(table_id, {"state": None, "online": None, "updated": now})
+            if state is not HallBoard._UNSET:
+                entry["state"] = state
+            if online is not HallBoard._UNSET:
+                entry["online"] = online
+            entry["updated"] = now
+            if entry["state"] is None and entry["online"] is None:
+                del self._tables[table_id]   # both retained topics cleared: the table left the hall
+            self._version += 1
+            self._changed.notify_all()
+
+    def _set_link(self, state: str, error: str | None = None) -> None:
+        with self._lock:
+            before, before_error = self._link, self._last_error
+            self._link = state
+            if error is not None:
+                self._last_error = error
+            if before != state:
+                self._version += 1
+                self._changed.notify_all()
+        if state == CONNECTED and before != CONNECTED:
+            log.info("hall: connected to %s:%d, following hall %s", self.broker, self.port, self.hall)
+        elif error is not None and (before == CONNECTED or error != before_error):
+            log.warning("hall: %s; retrying in the background", error)
+
+
+def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float = 5.0) -> Flask:
+    """The scoreboard app: the page, /api/tables and a Server-Sent Events stream of the same JSON."""
+    app = Flask(__name__, static_folder=None)
+    app.json.sort_keys = False
+    app.extensions["hall_board"] = board
+    streams = threading.BoundedSemaphore(max_streams)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        names = {404: f"no such page or API endpoint: {request.path}",
+                 405: f"{request.method} is not allowed on {request.path}"}
+        return jsonify({"error": names.get(exc.code, exc.description or exc.name)}), exc.code
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return jsonify({"error": "internal error; the fault is in the hall server's log"}), 500
+
+    @app.after_request
+    def headers(resp: Response):
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Cache-Control", "no-store")
+        return resp
+
+    @app.get("/")
+    def index():
+        return send_from_directory(HALL_STATIC, "index.html")
+
+    @app.get("/hall/<path:name>")
+    def hall_file(name: str):
+        return send_from_directory(HALL_STATIC, name)
+
+    @app.get("/static/<path:name>")
+    def table_file(name: str):
+        # the table page's stylesheet (and anything else it shares), so both pages look alike
+        return send_from_directory(TABLE_STATIC, name)
+
+    @app.get("/api/tables")
+    def api_tables():
+        return jsonify(board.snapshot())
+
+    @app.get("/api/stream")
+    def api_stream():
+        if not streams.acquire(blocking=False):
+            resp = jsonify({"error": f"too many scoreboards are open ({max_streams}); try again shortly"})
+            resp.status_code = 503
+            resp.headers["Retry-After"] = "5"
+            return resp
+        return Response(_stream(), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    def _stream():
+        try:
+            yield "retry: 2000\n\n"
+            while True:
+                snap = board.snapshot()
+                # sent on every change and at least every refresh_s: the page's proof of life and its clock
+                yield f"event: tables\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
+                board.wait_for_change(snap["version"], timeout=refresh_s)
+        finally:
+            streams.release()
+
+    return app
+
+
+# --- the command
+
+def add_commands(subparsers) -> None:
+    """`companion hall`: the scoreboard of every table in a hall."""
+    p = subparsers.add_parser(
+        "hall", help="serve a scoreboard of every table in a hall (from an MQTT broker)",
+        description="Subscribe to every table of a hall on an MQTT broker and serve one live page listing each "
+                    f"table's game, scores and online state. A broker password is read from ${PASSWORD_ENV}.")
+    p.add_argument("--broker", required=True, help="the MQTT broker's host name or address")
+    p.add_argument("--port", type=int, help="the broker's port (default 1883, or 8883 with --tls)")
+    p.add_argument("--hall", default=DEFAULT_HALL, help=f"the hall to follow (default: {DEFAULT_HALL})")
+    p.add_argument("--username", help=f"broker user name (the password comes from ${PASSWORD_ENV})")
+    p.add_argument("--tls", action="store_true", help="connect with TLS (the system's CA store unless --ca-file)")
+    p.add_argument("--ca-file", type=Path, help="CA certificate (PEM) for the broker; implies --tls")
+    p.add_argument("--listen-host", default="127.0.0.1", help="address the page listens on (default: 127.0.0.1)")
+    p.add_argument("--listen-port", type=int, default=DEFAULT_LISTEN_PORT,
+                   help=f"port the page listens on (default: {DEFAULT_LISTEN_PORT}; 0 picks a free one)")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.set_defaults(func=cmd_hall)
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"companion: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_hall(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    problem = check_name(args.hall)
+    if problem:
+        return _fail(EXIT_CONFIG, f"--hall {problem}")
+    if not args.broker or any(c.isspace() for c in args.broker) or "/" in args.broker:
+        return _fail(EXIT_CONFIG, f"--broker must be a host name or address, not {args.broker!r}")
+    tls = args.tls or args.ca_file is not None
+    port = args.port if args.port is not None else (8883 if tls else 1883)
+    if not 1 <= port <= 65535:
+        return _fail(EXIT_CONFIG, f"--port must be from 1 to 65535, not {port}")
+    if not 0 <= args.listen_port <= 65535:
+        return _fail(EXIT_CONFIG, f"--listen-port must be from 0 to 65535, not {args.listen_port}")
+    if args.ca_file is not None and not args.ca_file.is_file():
+        return _fail(EXIT_CONFIG, f"--ca-file: no such file: {args.ca_file}")
+    password = os.environ.get(PASSWORD_ENV) or None
+    if password is not None and args.username is None:
+        return _fail(EXIT_CONFIG, f"${PASSWORD_ENV} is set but --username is not")
+    try:
+        board = HallBoard(args.broker, port, args.hall, username=args.username, password=password, tls=tls,
+                          ca_file=args.ca_file)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        return _fail(EXIT_CONFIG, f"--ca-file {args.ca_file}: not a usable CA certificate file (PEM): {exc}")
+    return serve_hall(board, args.listen_host, args.listen_port)
+
+
+def serve_hall(board: HallBoard, listen_host: str, listen_port: int, *, max_streams: int = 32) -> int:
+    from waitress.server import create_server
+
+    try:
+        server = create_server(create_hall_app(board, max_streams=max_streams), host=listen_host, port=listen_port,
+                               threads=max_streams + 4, ident="companion-hall", channel_timeout=60)
+    except OSError as exc:
+        reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
+        return _fail(EXIT_START, f"{listen_host}:{listen_port} {reason}; choose another with --listen-port")
+    shown = "127.0.0.1" if listen_host in ("0.0.0.0", "::", "") else listen_host
+    print(f"Hall scoreboard for {board.hall} (broker {board.broker}:{board.port}): "
+          f"open http://{shown}:{server.effective_port}", flush=True)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    board.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        log.info("hall: stopping")
+    finally:
+        server.close()
+        board.stop()
+    return 0

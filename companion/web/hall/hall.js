@@ -1,0 +1,105 @@
+/* Hall scoreboard: every table of the hall, live over Server-Sent Events (no external requests). */
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const STALE_MS = 15000;  // the server sends the tables at least every 5 s
+  let lastMessage = Date.now();
+  let received = null;     // {data, at}: the last snapshot and when it came (for "updated … ago")
+  let source = null;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c.nodeType ? c : String(c));
+    return node;
+  }
+
+  function ago(seconds) {
+    if (seconds < 60) return Math.round(seconds) + " s ago";
+    if (seconds < 3600) return Math.round(seconds / 60) + " min ago";
+    return Math.round(seconds / 3600) + " h ago";
+  }
+
+  function fmt(n) {
+    return typeof n === "number" ? (Number.isInteger(n) ? String(n) : n.toFixed(1)) : "–";
+  }
+
+  function card(t, extra) {
+    const online = t.online === true ? "online" : t.online === false ? "offline" : "unknown";
+    const badge = { online: "online", offline: "offline", unknown: "no status" }[online];
+    const scores = el("table", { class: "scores" },
+      (t.scores || []).map((s) => el("tr", { class: t.to_move && s.name === t.to_move ? "turn" : null },
+        el("td", {}, s.name), el("td", { class: "num" }, fmt(s.score)))));
+    const parts = [
+      el("div", { class: "hall-head" }, el("h2", {}, t.name || t.table), el("span", { class: "hall-badge " + online }, badge)),
+      el("div", { class: "hall-game" }, t.title || "no game yet"),
+      el("div", { class: "hall-message" }, t.message || ""),
+      scores,
+    ];
+    const b = t.balance;
+    if (b) {
+      parts.push(el("div", { class: "hall-balance" },
+        el("span", {}, "torque ", el("b", {}, fmt(b.net_torque)), " g·mm"),
+        el("span", {}, "margin ", el("b", {}, fmt(b.margin)), " g·mm"),
+        b.tipped ? el("span", { class: "hall-tipped" }, (b.tipped_by || "someone") + " tipped the arm") : null));
+    }
+    parts.push(el("div", { class: "small" }, "table " + t.table + " · updated " + ago(t.updated_s_ago + extra)));
+    return el("article", { class: "card hall-card " + online, "data-table": t.table }, parts);
+  }
+
+  function render() {
+    if (!received) return;
+    const data = received.data;
+    const extra = (Date.now() - received.at) / 1000;
+    $("title").textContent = "Hall " + data.hall;
+    document.title = "Hall " + data.hall + " · scoreboard";
+    const tables = data.tables || [];
+    const online = tables.filter((t) => t.online === true).length;
+    $("summary").textContent = tables.length ? `${tables.length} table${tables.length === 1 ? "" : "s"}, ${online} online` : "";
+    $("empty").hidden = tables.length > 0;
+    $("tables").replaceChildren(...tables.map((t) => card(t, extra)));
+    const br = data.broker || {};
+    const ok = br.state === "connected";
+    const b = $("broker");
+    b.textContent = ok ? "broker ok" : "broker " + (br.state || "?");
+    b.title = br.address + (br.last_error ? " — " + br.last_error : "");
+    b.className = "conn " + (ok ? "ok" : "bad");
+    const banner = $("banner");
+    banner.hidden = ok;
+    if (!ok) banner.textContent = "No link to the broker at " + br.address + (br.last_error ? ": " + br.last_error : "") +
+      ". The scores shown may be old; retrying.";
+  }
+
+  function setConn(ok) {
+    const c = $("conn");
+    c.textContent = ok ? "live" : "reconnecting…";
+    c.className = "conn " + (ok ? "ok" : "bad");
+  }
+
+  function connect() {
+    if (source) source.close();
+    source = new EventSource("/api/stream");
+    source.addEventListener("tables", (ev) => {
+      lastMessage = Date.now();
+      setConn(true);
+      try { received = { data: JSON.parse(ev.data), at: Date.now() }; render(); }
+      catch (e) { $("banner").textContent = "bad data from the hall server: " + e.message; $("banner").hidden = false; }
+    });
+    source.onerror = () => {
+      setConn(false);
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
+    };
+  }
+
+  // a stream can die silently (a Wi-Fi hiccup): notice the silence and reconnect
+  setInterval(() => {
+    if (Date.now() - lastMessage > STALE_MS) { setConn(false); lastMessage = Date.now(); connect(); }
+    render();
+  }, 1000);
+
+  fetch("/api/tables").then((r) => r.json()).then((data) => { received = { data, at: Date.now() }; render(); })
+    .catch(() => setConn(false)).finally(connect);
+})();

@@ -1,0 +1,58 @@
+"""The hall page in a real browser (Playwright driving Debian's Chromium): three tables, live, one going offline."""
+
+import shutil
+import threading
+
+import pytest
+
+from companion.mqtt.hall import HallBoard, create_hall_app
+from tests.mqtt.conftest import HALL, wait_until
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def hall_url(broker):
+    from waitress.server import create_server
+
+    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
+    board.start()
+    server = create_server(create_hall_app(board, refresh_s=0.5), host="127.0.0.1", port=0, threads=6)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}/", board
+    server.close()
+    board.stop()
+
+
+def test_the_page_lists_every_table_live(broker, tables, hall_url):
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed")
+    url, board = hall_url
+    ts = [tables(broker.port, "t1", name="Window"), tables(broker.port, "t2"), tables(broker.port, "t3")]
+    ts[1].host.new_game("risk", {})
+    wait_until(lambda: len(board.snapshot()["tables"]) == 3, what="three tables on the board")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(url)
+            page.wait_for_function("document.querySelectorAll('.hall-card').length === 3")
+            assert page.locator("#title").inner_text() == f"Hall {HALL}"
+            window = page.locator('.hall-card[data-table="t1"]')
+            assert "Window" in window.inner_text() and "Balance Duels" in window.inner_text()
+            assert "Risk" in page.locator('.hall-card[data-table="t2"]').inner_text()
+            # live: a roll shows up without a reload, and a table that stops turns offline
+            ts[0].host.act({"type": "roll", "value": 4})
+            page.wait_for_function(
+                "document.querySelector('.hall-card[data-table=\"t1\"]').innerText.includes('rolled 4')")
+            ts[2].publisher.stop()
+            page.wait_for_selector('.hall-card.offline[data-table="t3"]')
+            page.wait_for_function("document.getElementById('summary').innerText === '3 tables, 2 online'")
+            assert errors == []
+        finally:
+            browser.close()

@@ -1,0 +1,175 @@
+"""The [mqtt] section and the payloads, without a broker."""
+
+import dataclasses
+import json
+
+import pytest
+
+from companion.config import ConfigError, parse
+from companion.daemon import Companion
+from companion.mqtt import payloads as P
+from companion.mqtt.hall import HallBoard
+from companion.mqtt.settings import MqttConfig, parse_mqtt
+
+
+def test_absent_or_disabled_means_off():
+    assert parse_mqtt(None, "c.toml") is None
+    assert parse_mqtt({"enabled": False}, "c.toml") is None
+
+
+def test_defaults_and_topics():
+    cfg = parse_mqtt({"host": "broker.lan", "table": "t1"}, "c.toml")
+    assert cfg == MqttConfig(host="broker.lan", table="t1")
+    assert (cfg.port, cfg.hall, cfg.queue_limit, cfg.discovery, cfg.discovery_prefix) == (1883, "main", 1000, True,
+                                                                                         "homeassistant")
+    assert cfg.base_topic == "companion/main/t1" and cfg.display_name == "t1"
+    assert P.state_topic(cfg) == "companion/main/t1/state"
+    assert P.event_topic(cfg) == "companion/main/t1/event"
+    assert P.availability_topic(cfg) == "companion/main/t1/availability"
+
+
+def test_password_is_not_in_repr():
+    cfg = parse_mqtt({"host": "b", "table": "t", "username": "u", "password": "s3cret"}, "c.toml")
+    assert cfg.password == "s3cret" and "s3cret" not in repr(cfg)
+
+
+def test_tls_defaults_to_port_8883_and_files_are_relative_to_the_config(tmp_path):
+    import ssl
+
+    ca = tmp_path / "ca.pem"
+    # any valid PEM certificate will do: take one from the system store if there is one
+    paths = ssl.get_default_verify_paths()
+    import glob
+    import os
+    found = [p for p in glob.glob(os.path.join(paths.capath or "/etc/ssl/certs", "*.pem")) if os.path.isfile(p)]
+    if not found:
+        pytest.skip("no system CA certificate to copy for the test")
+    ca.write_bytes(open(found[0], "rb").read())
+    cfg = parse_mqtt({"host": "b", "table": "t", "ca_file": "ca.pem"}, "c.toml", base_dir=tmp_path)
+    assert cfg.tls and cfg.port == 8883 and cfg.ca_file == ca
+
+
+@pytest.mark.parametrize("section,where,needle", [
+    (5, "[mqtt]", "must be a table"),
+    ({"table": "t"}, "[mqtt] host", "is required"),
+    ({"host": "b"}, "[mqtt] table", "is required"),
+    ({"host": "b", "table": "t", "colour": 1}, "[mqtt] colour", "unknown key"),
+    ({"host": "", "table": "t"}, "[mqtt] host", "host name or address"),
+    ({"host": "mqtt://b", "table": "t"}, "[mqtt] host", "host name or address"),
+    ({"host": "b", "table": "t/1"}, "[mqtt] table", "one MQTT topic level"),
+    ({"host": "b", "table": "t+"}, "[mqtt] table", "letters, digits"),
+    ({"host": "b", "table": "t", "hall": "#"}, "[mqtt] hall", "letters, digits"),
+    ({"host": "b", "table": "t", "hall": 3}, "[mqtt] hall", "must be a string"),
+    ({"host": "b", "table": "t", "port": 0}, "[mqtt] port", "1 to 65535"),
+    ({"host": "b", "table": "t", "port": "1883"}, "[mqtt] port", "whole number"),
+    ({"host": "b", "table": "t", "port": True}, "[mqtt] port", "whole number"),
+    ({"host": "b", "table": "t", "enabled": "yes"}, "[mqtt] enabled", "true or false"),
+    ({"host": "b", "table": "t", "name": ""}, "[mqtt] name", "1-64 printable"),
+    ({"host": "b", "table": "t", "password": "x"}, "[mqtt] password", "needs a username"),
+    ({"host": "b", "table": "t", "username": ""}, "[mqtt] username", "must not be empty"),
+    ({"host": "b", "table": "t", "tls": False, "tls_insecure": True}, "[mqtt] tls_insecure", "needs tls = true"),
+    ({"host": "b", "table": "t", "ca_file": "nowhere.pem"}, "[mqtt] ca_file", "no such file"),
+    ({"host": "b", "table": "t", "keepalive_s": 1}, "[mqtt] keepalive_s", "5 to 3600"),
+    ({"host": "b", "table": "t", "queue_limit": 0}, "[mqtt] queue_limit", "1 to 100000"),
+    ({"host": "b", "table": "t", "reconnect_min_s": 0.0}, "[mqtt] reconnect_min_s", "0.1 to 300"),
+    ({"host": "b", "table": "t", "reconnect_min_s": 5, "reconnect_max_s": 2}, "[mqtt] reconnect_max_s",
+     "at least reconnect_min_s"),
+    ({"host": "b", "table": "t", "reconnect_max_s": float("inf")}, "[mqtt] reconnect_max_s", "finite"),
+    ({"host": "b", "table": "t", "discovery_prefix": "home/"}, "[mqtt] discovery_prefix", "trailing"),
+    ({"host": "b", "table": "t", "discovery_prefix": "ha/#"}, "[mqtt] discovery_prefix", "must not contain"),
+])
+def test_every_problem_names_file_section_and_key(section, where, needle):
+    with pytest.raises(ConfigError) as err:
+        parse_mqtt(section, "companion.toml")
+    msg = str(err.value)
+    assert msg.startswith(f"companion.toml: {where}: "), msg
+    assert needle in msg
+
+
+def test_bad_certificate_files_are_config_errors(tmp_path):
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    with pytest.raises(ConfigError, match=r"\[mqtt\] ca_file: is not a usable CA"):
+        parse_mqtt({"host": "b", "table": "t", "ca_file": "ca.pem"}, "c.toml", base_dir=tmp_path)
+    with pytest.raises(ConfigError, match=r"\[mqtt\] key_file: needs cert_file"):
+        parse_mqtt({"host": "b", "table": "t", "tls": True, "key_file": "ca.pem"}, "c.toml", base_dir=tmp_path)
+
+
+@pytest.fixture
+def companion(tmp_path):
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 4}}),
+                              store_path=tmp_path / "db.sqlite3")
+    c = Companion(cfg)
+    yield c
+    c.stop()
+
+
+CFG = MqttConfig(host="b", table="t1", hall="club", name="Window table")
+
+
+def test_state_payload_for_balance_duels(companion):
+    host = companion.host
+    host.act({"type": "roll", "value": 2})
+    state = P.state_payload(host.snapshot(), CFG)
+    view = host.snapshot()["view"]
+    assert state["hall"] == "club" and state["table"] == "t1" and state["name"] == "Window table"
+    assert state["game"] == "balance_duels" and state["title"] == "Balance Duels" and state["seq"] == host.seq
+    assert state["to_move"] == view["players"][0]["name"] and state["message"] == view["message"]
+    assert state["scores"] == [{"name": n, "score": s} for n, s in host.snapshot()["scores"].items()]
+    assert state["balance"]["margin"] == view["margin"] and state["balance"]["tipped"] is False
+    assert state["balance"]["roll"] == 2
+    json.dumps(state, allow_nan=False)
+
+
+def test_state_payload_for_another_game_has_no_balance(companion):
+    companion.host.new_game("risk", {})
+    state = P.state_payload(companion.host.snapshot(), CFG)
+    assert state["game"] == "risk" and state["balance"] is None and state["scores"]
+    assert all(isinstance(s["name"], str) for s in state["scores"])
+    json.dumps(state, allow_nan=False)
+
+
+def test_event_payload_carries_the_table():
+    ev = {"seq": 3, "game_id": 1, "kind": "action", "body": {"action": {"type": "roll", "value": 4}},
+          "source": "page", "at": "2024-01-01T00:00:00Z"}
+    assert P.event_payload(ev, CFG) == {"hall": "club", "table": "t1", **ev}
+
+
+def test_discovery_configs():
+    msgs = P.discovery_messages(CFG)
+    topics = [t for t, _ in msgs]
+    assert topics == P.discovery_topics(CFG) and len(set(topics)) == len(topics)
+    assert "homeassistant/binary_sensor/companion_club_t1/tipped/config" in topics
+    assert "homeassistant/sensor/companion_club_t1/torque/config" in topics
+    ids = set()
+    for topic, payload in msgs:
+        cfg = json.loads(payload)
+        ids.add(cfg["unique_id"])
+        assert cfg["state_topic"] == "companion/club/t1/state"
+        assert cfg["availability"][0] == {"topic": "companion/club/t1/availability"}
+        assert cfg["device"]["identifiers"] == ["companion_club_t1"] and cfg["device"]["name"] == "Window table"
+        assert "{{" in cfg["value_template"]
+        if cfg.get("json_attributes_template"):
+            assert cfg["json_attributes_topic"] == "companion/club/t1/state"
+    assert len(ids) == len(msgs)
+    names = {json.loads(p)["name"] for _, p in msgs}
+    assert {"Game", "Whose turn", "Scores", "Arm torque", "Tip margin", "Arm tipped", "Seat 1 score"} <= names
+
+
+def test_hall_board_ignores_bad_messages():
+    board = HallBoard("127.0.0.1", 1883, "club")
+    board.handle("companion/club/t1/state", b"{not json")
+    board.handle("companion/club/t1/state", b"[1, 2]")
+    board.handle("companion/club/t1/state", b'{"scores": [{"name": "a", "score": NaN}]}')
+    board.handle("companion/club/t1/availability", b"maybe")
+    board.handle("companion/other/t1/state", b"{}")
+    snap = board.snapshot()
+    assert snap["tables"] == [] and snap["broker"]["bad_payloads"] == 4
+    board.handle("companion/club/t1/state", json.dumps({"title": "Risk", "scores": [{"name": "a", "score": 2},
+                                                                                    {"name": 5}]}).encode())
+    board.handle("companion/club/t1/availability", b"online")
+    (t,) = board.snapshot()["tables"]
+    assert t["title"] == "Risk" and t["scores"] == [{"name": "a", "score": 2}] and t["online"] is True
+    # empty retained messages on both topics: the table left the hall
+    board.handle("companion/club/t1/state", b"")
+    board.handle("companion/club/t1/availability", b"")
+    assert board.snapshot()["tables"] == []

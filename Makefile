@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench venv clean browser mosquitto
+.PHONY: run test bench venv clean browser mosquitto install-pi
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found %d.%d)" % sys.version_info[:2])'
@@ -47,3 +47,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
+
+# On a Raspberry Pi: a service user in the gpio and i2c groups, a venv in /opt/companion, the systemd unit
+# and /etc/companion/companion.toml (kept if present). See scripts/install-pi.sh and hardware/wiring.md.
+install-pi:
+	$(if $(filter 0,$(shell id -u)),,sudo) bash scripts/install-pi.sh

@@ -73,9 +73,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.db is not None:
         changes["store_path"] = args.db
     cfg = dataclasses.replace(cfg, **changes)
-    if cfg.sensors and not cfg.simulate:
-        return _fail(EXIT_CONFIG, f"{cfg.source}: sensors are configured but this build has no real drivers yet; "
-                                  "run with --simulate")
     return serve(cfg)
 
 

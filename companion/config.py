@@ -253,7 +253,20 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     ind_raw = c.table(data, "indicators", {"green", "amber", "red", "buzzer"})
     indicators = {k: c.get(ind_raw, "indicators", k, int, None, _gpio) for k in ind_raw}
     pins: dict[int, str] = {}
-    wired = [(f"[buttons] {k}", v) for k, v in buttons.items()] + [(f"[indicators] {k}", v) for k, v in indicators.items()]
+    for i, cell in enumerate(cells):
+        if cell.adc == "hx711" and (cell.dout_pin is None or cell.sck_pin is None) and not simulate:
+            raise c.fail(f"[load_cells #{i + 1}] dout_pin", "an HX711 cell needs dout_pin and sck_pin")
+    seen_i2c: dict[tuple[int, int], str] = {}
+    for i, cell in enumerate(cells):
+        if cell.adc == "nau7802":
+            key = (cell.i2c_bus, cell.address)
+            if key in seen_i2c:
+                raise c.fail(f"[load_cells #{i + 1}] address",
+                             f"I2C bus {key[0]} address {key[1]:#04x} is already used by {seen_i2c[key]}")
+            seen_i2c[key] = cell.name
+    wired = [(f"[load_cells #{i + 1}] {k}", getattr(cell, k)) for i, cell in enumerate(cells) if cell.adc == "hx711"
+             for k in ("dout_pin", "sck_pin") if getattr(cell, k) is not None]
+    wired += [(f"[buttons] {k}", v) for k, v in buttons.items()] + [(f"[indicators] {k}", v) for k, v in indicators.items()]
     if tilt and tilt["pin"] is not None:
         wired.append(("[tilt_switch] pin", tilt["pin"]))
     for label, pin in wired:

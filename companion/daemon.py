@@ -56,8 +56,11 @@ class Companion:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.restarts = 0
+        self.devices = None
         if config.simulate:
             self._build_simulation()
+        elif config.sensors or config.buttons or config.indicators:
+            self._build_hardware()
         self.buttons.on_press(self.press)
         self.buttons.on_hold(self.hold)
         self.host.on_change(self._after_change)
@@ -83,6 +86,28 @@ class Companion:
             tilt=SimTiltSwitch(self.table, seed=seed), clock=self.clock)
         self._sync_table(hand=False)
         self.table.settle()
+
+    def _build_hardware(self) -> None:
+        """Real drivers from the config; a device that fails is shown unavailable and retried, never fatal."""
+        from companion.hardware.factory import build_devices
+
+        cfg = self.config
+        self.devices = devs = build_devices(cfg, clock=self.clock)
+        for name, reason in devs.failures:
+            log.warning("%s unavailable at start: %s", name, reason)
+        cal = Calibration(offsets={c.name: c.offset_counts for c in cfg.load_cells},
+                          counts_per_gram={c.name: c.counts_per_gram for c in cfg.load_cells},
+                          axis=(cfg.accelerometer or {}).get("axis", "ax"),
+                          level_g=(cfg.accelerometer or {}).get("level_g", 0.0))
+        if devs.load_cells or devs.accelerometer is not None or devs.tilt is not None:
+            debounce = (cfg.tilt_switch or {}).get("debounce_ms", 30.0) / 1000.0
+            self.sensors = SensorMonitor(self.model, cal, load_cells=list(devs.load_cells),
+                                         accelerometer=devs.accelerometer, tilt=devs.tilt, clock=self.clock,
+                                         debounce_s=debounce)
+        if devs.buttons is not None:
+            self.buttons = devs.buttons
+        if devs.indicators is not None:
+            self.indicators = devs.indicators
 
     def _sync_table(self, hand: bool = True) -> None:
         if self.table is None or self.host.game != "balance_duels":
@@ -145,6 +170,13 @@ class Companion:
         out: dict[str, Any] = {"simulated": self.config.simulate, "devices": []}
         if self.sensors is not None:
             out.update(self.sensors.live())
+        if self.devices is not None:
+            # buttons and LEDs are not polled by the sensor loop: list the ones whose pins failed
+            polled = {d["name"] for d in out["devices"]}
+            out["devices"] = out["devices"] + [
+                {"name": name, "kind": "output" if name.startswith("indicator") else "button", "ok": False,
+                 "reason": reason, "since": None, "for_s": None}
+                for name, reason in self.devices.unavailable() if name not in polled]
         out["indicator"] = self.indicators.light
         out["buzzing"] = self.indicators.buzzing
         if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:
@@ -227,15 +259,17 @@ class Companion:
         self.restarts += len(restarted)
         return restarted
 
-    def healthy(self, checks: dict | None = None) -> dict[str, bool]:
-        """Liveness of each part the main loop vouches for to systemd's watchdog."""
-        now = self.clock.now()
-        out = {"store": self._store_answers()}
+    def liveness_checks(self, extra: dict | None = None) -> dict:
+        """name -> callable, True while that part is alive: what the main loop vouches for to systemd."""
+        checks = {"store": self._store_answers}
         if self.sensors is not None:
-            out["sensors"] = self.sensors.alive() and now - self.sensors.heartbeat < SENSOR_STALL_S
-        for name, check in (checks or {}).items():
-            out[name] = bool(check())
-        return out
+            sensors = self.sensors
+            checks["sensors"] = lambda: sensors.alive() and self.clock.now() - sensors.heartbeat < SENSOR_STALL_S
+        checks.update(extra or {})
+        return checks
+
+    def healthy(self, checks: dict | None = None) -> dict[str, bool]:
+        return {name: bool(check()) for name, check in self.liveness_checks(checks).items()}
 
     def _store_answers(self) -> bool:
         try:
@@ -246,9 +280,22 @@ class Companion:
             return False
 
     def main_loop(self, stopping: threading.Event, checks: dict | None = None, period_s: float = 1.0) -> None:
-        """The daemon's main thread: supervise workers until asked to stop."""
-        while not stopping.wait(period_s):
-            self.supervise()
+        """The daemon's main thread: supervise workers, and feed systemd's watchdog only while all is alive.
+
+        A stalled main loop stops the pings too, so systemd restarts the process (WatchdogSec= in the unit).
+        """
+        from companion.systemd_notify import Notifier, Watchdog
+
+        notifier = Notifier()
+        watchdog = Watchdog(self.liveness_checks(checks), notifier=notifier, clock=self.clock)
+        notifier.ready(status="serving the table page")
+        try:
+            while not stopping.wait(period_s):
+                self.supervise()
+                watchdog.kick()
+        finally:
+            notifier.stopping()
+            notifier.close()
 
     def stop(self) -> None:
         self._stop.set()
@@ -258,4 +305,6 @@ class Companion:
             t.join(timeout=2)
         if self.mqtt is not None:
             self.mqtt.stop()
+        if self.devices is not None:
+            self.devices.close()
         self.store.close()

@@ -19,6 +19,7 @@ from companion.hardware.interfaces import Accelerometer, LoadCell, SensorFault, 
 
 log = logging.getLogger(__name__)
 GLITCH_VALUES = {0, -1, 0x7FFFFF, -0x800000}
+AXES = ("ax", "ay", "az")
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
 
@@ -94,9 +95,11 @@ class SensorMonitor:
         self._weight = None
         self._torque = None
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: dict[str, threading.Thread] = {}
+        self._beats: dict[str, float] = {}
+        self._heartbeat = self.clock.now()
         self._listeners: list[Callable[[str, bool], None]] = []
-        self.heartbeat = self.clock.now()
+        self._samples: list[Callable[[float, str, float], None]] = []
 
     @property
     def present(self) -> bool:
@@ -127,36 +130,68 @@ class SensorMonitor:
         h.samples += 1
         return value
 
-    def poll(self) -> None:
-        """One round of reads; the loop calls it every period, tests call it directly."""
+    def on_sample(self, callback: Callable[[float, str, float], None]) -> None:
+        """callback(t, sensor, value) for every accepted raw sample, named as in traces (load0…, ax/ay/az, tilt)."""
+        self._samples.append(callback)
+
+    def _emit(self, t: float, sensor: str, value: float) -> None:
+        for cb in self._samples:
+            try:
+                cb(t, sensor, value)
+            except Exception:  # a consumer's fault must not stop the sensor loop; it is logged with its traceback
+                log.exception("sample consumer failed on %s", sensor)
+
+    def _poll_cell(self, cell: LoadCell) -> None:
         now = self.clock.now()
-        self.heartbeat = now
-        for cell in self.cells:
-            h = self.health[cell.name]
-            raw = self._guard(h, lambda: cell.read(0.2), now)
-            if raw is None:
-                continue
-            if raw in GLITCH_VALUES:
-                h.glitches += 1
-                continue
-            with self._lock:
-                prev = self._counts.get(cell.name)
-                # light smoothing for the display only; inference (sensing/) works on raw samples
-                self._counts[cell.name] = raw if prev is None else prev + 0.3 * (raw - prev)
+        h = self.health[cell.name]
+        raw = self._guard(h, lambda: cell.read(0.2), now)
+        if raw is None:
+            return
+        if raw in GLITCH_VALUES:
+            h.glitches += 1
+            return
+        with self._lock:
+            prev = self._counts.get(cell.name)
+            # light smoothing for the display only; inference (sensing/) works on the raw samples
+            self._counts[cell.name] = raw if prev is None else prev + 0.3 * (raw - prev)
+        self._emit(now, cell.name, raw)
+
+    def _poll_accel(self) -> None:
+        now = self.clock.now()
+        xyz = self._guard(self.health[self.accel.name], lambda: self.accel.read(0.2), now)
+        if xyz is None:
+            return
+        value = xyz[AXES.index(self.cal.axis)] - self.cal.level_g
+        with self._lock:
+            self._sin += 0.3 * (max(-1.0, min(1.0, value)) - self._sin)
+        for axis, v in zip(AXES, xyz):
+            self._emit(now, axis, v)
+
+    def _poll_tilt(self) -> None:
+        now = self.clock.now()
+        raw = self._guard(self.health[self.tilt.name], self.tilt.is_closed, now)
+        if raw is None:
+            return
+        self._emit(now, "tilt", 1.0 if raw else 0.0)
+        before = self.debouncer.value
+        after = self.debouncer.update(bool(raw), now)
+        if after != before:
+            for cb in self._listeners:
+                cb(self.tilt.name, after)
+
+    def _pollers(self) -> dict[str, Callable[[], None]]:
+        out: dict[str, Callable[[], None]] = {c.name: (lambda c=c: self._poll_cell(c)) for c in self.cells}
         if self.accel is not None:
-            xyz = self._guard(self.health[self.accel.name], lambda: self.accel.read(0.2), now)
-            if xyz is not None:
-                value = xyz["ax ay az".split().index(self.cal.axis)] - self.cal.level_g
-                with self._lock:
-                    self._sin += 0.3 * (max(-1.0, min(1.0, value)) - self._sin)
+            out[self.accel.name] = self._poll_accel
         if self.tilt is not None:
-            raw = self._guard(self.health[self.tilt.name], self.tilt.is_closed, now)
-            if raw is not None:
-                before = self.debouncer.value
-                after = self.debouncer.update(bool(raw), now)
-                if after != before:
-                    for cb in self._listeners:
-                        cb(self.tilt.name, after)
+            out[self.tilt.name] = self._poll_tilt
+        return out
+
+    def poll(self) -> None:
+        """One read of every device in turn (tests call it; the daemon runs one thread per device)."""
+        self.heartbeat = self.clock.now()
+        for poll in self._pollers().values():
+            poll()
 
     def live(self) -> dict:
         with self._lock:
@@ -178,26 +213,41 @@ class SensorMonitor:
             "devices": [h.to_dict(now) for h in self.health.values()],
         }
 
-    # --- the thread
+    # --- one reader thread per device, so a slow HX711 (10 samples/s) never holds up the others
     def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="sensors", daemon=True)
-        self._thread.start()
+        for name, poll in self._pollers().items():
+            t = self._threads.get(name)
+            if t is None or not t.is_alive():
+                t = threading.Thread(target=self._run, args=(name, poll), name=f"sensor {name}", daemon=True)
+                self._beats[name] = self.clock.now()
+                self._threads[name] = t
+                t.start()
 
     def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return bool(self._threads) and all(t.is_alive() for t in self._threads.values())
+
+    @property
+    def heartbeat(self) -> float:
+        """The oldest of the reader threads' last rounds (monotonic)."""
+        return min(self._beats.values()) if self._beats else self._heartbeat
+
+    @heartbeat.setter
+    def heartbeat(self, value: float) -> None:
+        self._heartbeat = value
+        for name in self._beats:
+            self._beats[name] = value
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+        for t in self._threads.values():
+            t.join(timeout=2)
 
-    def _run(self) -> None:
+    def _run(self, name: str, poll: Callable[[], None]) -> None:
         while not self._stop.is_set():
             try:
-                self.poll()
+                poll()
             except Exception:  # keep sensing; the fault is logged with its traceback
-                log.exception("sensor loop error")
+                log.exception("sensor loop error on %s", name)
+            self._beats[name] = self.clock.now()
             self._stop.wait(self.period_s)

@@ -68,6 +68,10 @@ undo = 23
     ("[[load_cells]]\nname = \"x\"", "must be load0, load1"),
     ("[accelerometer]\nchip = \"bmp280\"", "[accelerometer] chip"),
     ("this is = = not toml", "not valid TOML"),
+    ("[[load_cells]]\nname = \"load0\"", "needs dout_pin and sck_pin"),
+    ("[[load_cells]]\nname = \"load0\"\ndout_pin = 5\nsck_pin = 6\n[buttons]\nroll = 6", "GPIO 6 is already used by [load_cells #1] sck_pin"),
+    ("[[load_cells]]\nname = \"load0\"\nadc = \"nau7802\"\n[[load_cells]]\nname = \"load1\"\nadc = \"nau7802\"",
+     "already used by load0"),
 ])
 def test_problems_name_the_file_and_key(tmp_path, text, needle):
     p = write(tmp_path, text)

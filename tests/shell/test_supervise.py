@@ -47,3 +47,47 @@ def test_main_loop_stops_when_asked(tmp_path):
     t.join(timeout=5)
     assert not t.is_alive()
     c.stop()
+
+
+def test_main_loop_tells_systemd_ready_and_feeds_the_watchdog_only_while_alive(tmp_path, monkeypatch):
+    import socket
+    import time
+
+    sock_path = tmp_path / "notify.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(str(sock_path))
+    server.settimeout(0.1)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(sock_path))
+    monkeypatch.setenv("WATCHDOG_USEC", "100000")  # 0.1 s: pings every 0.05 s
+    monkeypatch.delenv("WATCHDOG_PID", raising=False)
+    c = make(tmp_path, demo=False)
+    c.start()
+    stalled = threading.Event()
+    stopping = threading.Event()
+    t = threading.Thread(target=c.main_loop, args=(stopping,),
+                         kwargs={"period_s": 0.02, "checks": {"http": lambda: not stalled.is_set()}})
+    t.start()
+
+    def received(seconds):
+        out, end = [], time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                out.append(server.recv(4096).decode())
+            except socket.timeout:
+                pass
+        return out
+
+    try:
+        first = received(0.6)
+        assert any("READY=1" in m for m in first) and any("WATCHDOG=1" in m for m in first)
+        stalled.set()
+        received(0.2)  # let a ping already on its way arrive
+        assert not any("WATCHDOG=1" in m for m in received(0.5))
+        stalled.clear()
+        assert any("WATCHDOG=1" in m for m in received(0.6))
+    finally:
+        stopping.set()
+        t.join(timeout=5)
+        c.stop()
+        server.close()
+    assert not t.is_alive()

@@ -43,12 +43,17 @@ class ButtonController:
         self.host = host
         self.roll = roll
         self.dice = dice
+        self.arm = None  # an ArmLink: while it asks which move was made, the buttons answer
         self.selection = 0
 
     def reset(self) -> None:
         self.selection = 0
 
     def current(self) -> tuple[list[dict], int]:
+        question = self.arm.question if self.arm is not None else None
+        if question is not None:
+            options = [{"label": o["label"], "answer": i} for i, o in enumerate(question["options"])]
+            return options, self.selection % len(options)
         snap = self.host.snapshot()
         options = choices(snap["game"], snap["view"])
         return options, (self.selection % len(options) if options else 0)
@@ -75,7 +80,11 @@ class ButtonController:
         if name == "confirm":
             if not options:
                 raise RuleError(self._nothing_to_choose())
-            self.host.act(options[index]["action"], source="button")
+            chosen = options[index]
+            if "answer" in chosen:
+                self.arm.answer(chosen["answer"])
+            else:
+                self.host.act(chosen["action"], source="button")
             self.selection = 0
             return
         raise RuleError(f"the {name!r} button does nothing here")

@@ -56,12 +56,18 @@ class Config:
     demo: bool = True
     demo_interval_s: float = 2.5
     seed: int | None = None
+    follow_arm: bool = True       # [simulate] follow_arm / real sensors: the game advances from inferred events
     load_cells: tuple[LoadCellConfig, ...] = ()
     accelerometer: Mapping[str, Any] | None = None
     tilt_switch: Mapping[str, Any] | None = None
     buttons: Mapping[str, int] = field(default_factory=dict)
     indicators: Mapping[str, int] = field(default_factory=dict)
     mqtt: MqttConfig | None = None
+
+    @property
+    def game_follows_arm(self) -> bool:
+        """Balance Duels advances from the sensed arm: with real sensors, or on the simulated table if asked."""
+        return self.follow_arm and (self.simulate or bool(self.load_cells))
 
     @property
     def sensors(self) -> bool:
@@ -184,7 +190,8 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     heartbeat = c.get(web, "web", "heartbeat_s", float, 15.0,
                       lambda v: None if 0.05 <= v <= 15 else "must be from 0.05 to 15 seconds")
 
-    sim = c.table(data, "simulate", {"enabled", "demo", "demo_interval_s", "seed"})
+    sim = c.table(data, "simulate", {"enabled", "demo", "demo_interval_s", "seed", "follow_arm"})
+    follow_arm = c.get(sim, "simulate", "follow_arm", bool, True)
     simulate = c.get(sim, "simulate", "enabled", bool, False)
     demo = c.get(sim, "simulate", "demo", bool, True)
     demo_interval = c.get(sim, "simulate", "demo_interval_s", float, 2.5, _positive)
@@ -280,7 +287,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         balance=balance, model_ref=model_ref,
         store_path=(base / store_path) if store_path else None,
         host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
-        simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed,
+        simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
         mqtt=mqtt,
     )

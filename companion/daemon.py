@@ -28,6 +28,7 @@ SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
 SIM_CELLS = 2
 DEMO_PAUSE_AFTER_HUMAN_S = 60.0
 DEMO_LINGER_STEPS = 4
+DEMO_SENSE_PATIENCE = 4        # demo steps to wait for the sensors to report a physical move
 SENSOR_STALL_S = 5.0           # a sensor loop silent this long counts as stalled
 
 
@@ -53,6 +54,7 @@ class Companion:
         self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo"))
         self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice)
         self._demo_idle = 0
+        self._demo_pending = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.restarts = 0
@@ -61,6 +63,9 @@ class Companion:
             self._build_simulation()
         elif config.sensors or config.buttons or config.indicators:
             self._build_hardware()
+        self.arm = None
+        if self.sensors is not None and config.game_follows_arm:
+            self._build_arm_link()
         self.buttons.on_press(self.press)
         self.buttons.on_hold(self.hold)
         self.host.on_change(self._after_change)
@@ -108,6 +113,28 @@ class Companion:
             self.buttons = devs.buttons
         if devs.indicators is not None:
             self.indicators = devs.indicators
+
+    def _build_arm_link(self) -> None:
+        """Balance Duels follows the arm: raw samples → sensing → legal moves → the game."""
+        from companion.arm_link import ArmLink
+        from companion.sensing.calibration import ArmCalibration, CellCalibration, for_config
+        from companion.sensing.follower import ArmFollower
+
+        if self.config.simulate:
+            # the simulated arm is calibrated exactly: its zero, scale and level are known
+            cal = ArmCalibration(
+                cells=tuple(CellCalibration(n, self.sensors.cal.offsets[n], self.sensors.cal.counts_per_gram[n])
+                            for n in sorted(self.sensors.cal.offsets)),
+                axis="ax", level_g=0.0, kappa_gmm=self.model.physics.kappa_gmm,
+                theta_max_deg=self.model.physics.theta_max_deg, damping=self.table.damping,
+                swing_hz=self.table.omega / (2 * 3.141592653589793), source="simulated table")
+        else:
+            cal, _ = for_config(self.config)
+        pawns = self.host.state.on_arm() if self.host.game == "balance_duels" else []
+        self.arm = ArmLink(self, ArmFollower(self.model, cal, pawns=pawns))
+        self.controller.arm = self.arm
+        self.sensors.on_sample(self.arm.feed)
+        self.host.on_change(self.arm.on_game_change)
 
     def _sync_table(self, hand: bool = True) -> None:
         if self.table is None or self.host.game != "balance_duels":
@@ -170,6 +197,8 @@ class Companion:
         out: dict[str, Any] = {"simulated": self.config.simulate, "devices": []}
         if self.sensors is not None:
             out.update(self.sensors.live())
+        if self.arm is not None:
+            out.update(self.arm.live())
         if self.devices is not None:
             # buttons and LEDs are not polled by the sensor loop: list the ones whose pins failed
             polled = {d["name"] for d in out["devices"]}
@@ -192,6 +221,8 @@ class Companion:
         if host.game != "balance_duels":
             return
         if self.clock.now() - host.last_human_action < DEMO_PAUSE_AFTER_HUMAN_S:
+            return
+        if self._demo_pending is not None and self._demo_follow_up():
             return
         state = host.state
         if state.over:
@@ -220,7 +251,38 @@ class Companion:
         else:
             pool = [m for m, _ in assessed]
         move = self.rng.choice(pool)
+        if self.arm is not None and self.table is not None and move.kind in ("place", "advance"):
+            # play it on the arm, as a player would: the sensors have to see it and tell the game
+            after = bd._moved(self.model, state, move)
+            self.table.set_pawns([(p.holder, p.size) for p in after if p.holder is not None],
+                                 at_holder=move.to_holder)
+            self._demo_pending = (move, host.seq, 0)
+            return
         host.act({"type": "move", "move": move.to_dict()}, source="demo")
+
+    def _demo_follow_up(self) -> bool:
+        """While the sensors work out the demo's last physical move: answer their question, or after a while
+        fall back to telling the game directly. True while still waiting."""
+        move, seq, waited = self._demo_pending
+        host = self.host
+        if host.seq != seq:
+            self._demo_pending = None
+            return False
+        want = move.to_dict()
+        q = self.arm.question
+        if q is not None:
+            for i, option in enumerate(q["options"]):
+                if all(option["move"].get(k) == want.get(k) for k in ("kind", "from_holder", "to_holder", "size")):
+                    self.arm.answer(i)
+                    self._demo_pending = None
+                    return False
+        if waited >= DEMO_SENSE_PATIENCE:
+            log.warning("the sensors did not report the demo's move %s; telling the game directly", move.describe())
+            self._demo_pending = None
+            host.act({"type": "move", "move": want}, source="demo")
+            return False
+        self._demo_pending = (move, seq, waited + 1)
+        return True
 
     def _demo_loop(self) -> None:
         while not self._stop.wait(self.config.demo_interval_s):

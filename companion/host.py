@@ -19,7 +19,7 @@ from companion.store import Event, EventStore
 log = logging.getLogger(__name__)
 RECENT_EVENTS = 500      # kept in memory for resuming event streams
 SCORE_POINTS = 400       # points kept for the score history chart
-HUMAN_SOURCES = ("page", "button", "sensor")  # changes that pause the simulated demo game
+HUMAN_SOURCES = ("page", "button")  # changes that pause the simulated demo game
 
 
 class GameHost:

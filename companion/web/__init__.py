@@ -309,6 +309,15 @@ def create_app(companion) -> Flask:
         ev = host.new_game(game, options, source="page")
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 
+    @app.post("/api/sensing/answer")
+    @change
+    def api_sensing_answer():
+        """The players say which move the companion saw (it asked because the sensors could not tell)."""
+        if companion.arm is None:
+            raise ApiError(404, "this table does not follow the arm with sensors")
+        companion.arm.answer(_body().get("option"))
+        return jsonify({"ok": True, "state": state_payload()})
+
     @app.post("/api/buttons/<name>")
     @change
     def api_button(name: str):

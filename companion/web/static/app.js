@@ -187,6 +187,7 @@
           (live.mqtt.last_error ? `: ${live.mqtt.last_error}` : "") + (live.mqtt.queued ? ` (${live.mqtt.queued} queued)` : "")))] : []));
     const box = document.querySelector(".bd-live");
     if (box) fillLive(box);
+    renderSensing();
     const beam = document.querySelector(".bd-beam");
     if (beam && typeof live.angle_deg === "number" && state && state.view.model) {
       const max = state.view.model.theta_max_deg;
@@ -199,6 +200,25 @@
     choice.hidden = !live.selection_label;
     choice.textContent = live.selection_label ? `buttons: ▶ ${live.selection_label}` : "";
   }
+  // the companion follows the arm by its sensors: its questions, and a board that does not match the game
+  function renderSensing() {
+    const box = $("sensing");
+    const q = live.question;
+    const parts = [];
+    if (q) {
+      parts.push(el("p", { class: "sensing-q" }, q.text));
+      parts.push(el("div", { class: "bd-controls" }, q.options.map((label, i) => el("button", {
+        class: "btn primary", type: "button", onclick: () => post("/api/sensing/answer", { option: i }).catch(showError) }, label))));
+    }
+    if (live.mismatch) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.mismatch));
+    if (live.sensing_notice) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.sensing_notice));
+    const key = JSON.stringify([q, live.mismatch, live.sensing_notice]);
+    if (box.dataset.key === key) return;  // rebuilt only when it changes, so a finger on a button is not lost
+    box.dataset.key = key;
+    box.hidden = parts.length === 0;
+    box.replaceChildren(...parts);
+  }
+
   function fillLive(box) {
     const fmt = (v, unit) => (v === null || v === undefined ? "—" : `${v} ${unit}`);
     box.replaceChildren(

@@ -1,0 +1,655 @@
+"""Calibrating the arm: the numbers, the maths that finds them, and the file that keeps them.
+
+The maths are pure functions of captured rows `(t, sensor, value)` (the trace
+format): tare, counts per gram, the arm's stiffness κ and swing, θ_max, and each
+holder's position. Each refuses, with the reason, a capture it cannot trust —
+saturated or dead channels, a weight that moved the reading too little, a signal
+that was still changing — in the spirit of Klipper's load-cell calibration.
+
+`calibration.toml` sits beside the config, carries the date it was made, and is
+checked whole when loaded (every problem as file:line). Values in it override
+the config's; values missing from it come from the config.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from companion.games.balance_model import Model, make_physics
+from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, SQRT_PI_2, TiltDebouncer
+from companion.sensing.inference import Geometry
+from companion.sensing.swing import fit_swing, refine_swing
+from companion.sensing.toml_lines import locate
+
+Row = tuple[float, str, float]
+CALIBRATION_FILE = "calibration.toml"
+FILE_VERSION = 1
+DEFAULT_SWING_HZ = 1.0
+DEFAULT_DAMPING = 0.08
+DEFAULT_TILT_DEBOUNCE_S = 0.03
+MIN_WEIGHT_COUNTS = 1000.0      # below this a known weight says little about counts per gram
+MIN_WEIGHT_SNR = 50.0           # and it must stand this far out of a single reading's noise
+MIN_CELL_SNR = 10.0
+MIN_SAMPLES = 8
+
+
+class CalibrationRefused(ValueError):
+    """A capture the calibration cannot trust; the message says why and what to do."""
+
+
+class CalibrationFileError(ValueError):
+    """A calibration file that cannot be used; str() is `FILE:LINE: problem`."""
+
+
+@dataclass(frozen=True)
+class CellCalibration:
+    name: str
+    offset_counts: float
+    counts_per_gram: float
+    noise_counts: float | None = None
+
+
+@dataclass(frozen=True)
+class ArmCalibration:
+    """Everything sensing needs to turn raw samples into grams and g·mm."""
+
+    cells: tuple[CellCalibration, ...]
+    axis: str = "ax"
+    level_g: float = 0.0
+    accel_noise_g: float | None = None
+    kappa_gmm: float = 17000.0
+    theta_max_deg: float = 10.0
+    swing_hz: float = DEFAULT_SWING_HZ
+    damping: float = DEFAULT_DAMPING
+    holder_x: Mapping[str, float] = field(default_factory=dict)
+    tilt_debounce_s: float = DEFAULT_TILT_DEBOUNCE_S
+    accelerometer: bool = True
+    created: str | None = None
+    source: str = "config"
+
+    @property
+    def tip_torque(self) -> float:
+        return self.kappa_gmm * math.sin(math.radians(self.theta_max_deg))
+
+    def cell(self, name: str) -> CellCalibration | None:
+        for c in self.cells:
+            if c.name == name:
+                return c
+        return None
+
+    def geometry(self, model: Model) -> Geometry:
+        return Geometry.from_model(model, holder_x=self.holder_x, tip_torque=self.tip_torque)
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source, "created": self.created,
+            "load_cells": [{"name": c.name, "offset_counts": c.offset_counts, "counts_per_gram": c.counts_per_gram,
+                            "noise_counts": c.noise_counts} for c in self.cells],
+            "accelerometer": {"axis": self.axis, "level_g": self.level_g, "noise_g": self.accel_noise_g}
+            if self.accelerometer else None,
+            "kappa_gmm": self.kappa_gmm, "theta_max_deg": self.theta_max_deg, "tip_torque": round(self.tip_torque, 1),
+            "swing_hz": self.swing_hz, "damping": self.damping, "holders": dict(self.holder_x),
+        }
+
+
+def from_config(cfg: Any) -> ArmCalibration:
+    """The calibration a config states (companion.config.Config), before any calibration file."""
+    phys = cfg.model().physics
+    accel = cfg.accelerometer
+    tilt = cfg.tilt_switch
+    return ArmCalibration(
+        cells=tuple(CellCalibration(c.name, float(c.offset_counts), float(c.counts_per_gram)) for c in cfg.load_cells),
+        axis=accel["axis"] if accel else "ax",
+        level_g=float(accel["level_g"]) if accel else 0.0,
+        kappa_gmm=phys.kappa_gmm,
+        theta_max_deg=phys.theta_max_deg,
+        tilt_debounce_s=(tilt["debounce_ms"] / 1000.0) if tilt else DEFAULT_TILT_DEBOUNCE_S,
+        accelerometer=accel is not None,
+        source=str(cfg.source),
+    )
+
+
+def calibrated_model(model: Model, cal: ArmCalibration) -> Model:
+    """The model with the calibrated κ, θ_max and holder positions (for the game's tip warnings too)."""
+    phys = model.physics
+    physics = make_physics(kappa_gmm=cal.kappa_gmm, theta_max_deg=cal.theta_max_deg,
+                           pawn_mass_g=phys.pawn_mass_g, mass_sigma_g=phys.mass_sigma_g,
+                           risky_probability=phys.risky_probability)
+    holders = tuple(replace(h, x_mm=float(cal.holder_x.get(h.id, h.x_mm))) for h in model.holders)
+    return Model(model.name, holders, model.seats, physics, model.source)
+
+
+def calibration_path(config_source: str | os.PathLike | None, base_dir: Path | None = None) -> Path:
+    """Where `companion calibrate` writes and the daemon looks: beside the config file."""
+    if config_source is not None and Path(config_source).is_file():
+        return Path(config_source).resolve().parent / CALIBRATION_FILE
+    return (base_dir or Path.cwd()) / CALIBRATION_FILE
+
+
+# ----------------------------------------------------------------------------- the file
+
+def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None = None,
+           created: datetime | None = None) -> str:
+    """calibration.toml text for `cal` (only what this module writes; `load_file` reads it back)."""
+    when = (created or datetime.now(timezone.utc)).replace(microsecond=0)
+    lines = [
+        "# Arm calibration for Table Companion, written by `companion calibrate`.",
+        "# Values here override the config's; delete a line to fall back to the config.",
+        f"version = {FILE_VERSION}",
+        f"created = {when.isoformat().replace('+00:00', 'Z')}",
+        f"model = {_q(model_name)}",
+    ]
+    if known_mass_g is not None:
+        lines.append(f"known_mass_g = {_f(known_mass_g)}")
+    for c in cal.cells:
+        lines += ["", f"[load_cells.{c.name}]", f"offset_counts = {_f(c.offset_counts, 1)}",
+                  f"counts_per_gram = {_f(c.counts_per_gram, 3)}"]
+        if c.noise_counts is not None:
+            lines.append(f"noise_counts = {_f(c.noise_counts, 1)}")
+    if cal.accelerometer:
+        lines += ["", "[accelerometer]", f"axis = {_q(cal.axis)}", f"level_g = {_f(cal.level_g, 6)}"]
+        if cal.accel_noise_g is not None:
+            lines.append(f"noise_g = {_f(cal.accel_noise_g, 6)}")
+    lines += ["", "[arm]", f"kappa_gmm = {_f(cal.kappa_gmm, 1)}", f"theta_max_deg = {_f(cal.theta_max_deg, 3)}",
+              f"swing_hz = {_f(cal.swing_hz, 4)}", f"damping = {_f(cal.damping, 4)}"]
+    if cal.holder_x:
+        lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
+        lines += [f"{h} = {_f(x, 2)}" for h, x in cal.holder_x.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _f(v: float, digits: int | None = None) -> str:
+    text = repr(round(float(v), digits) if digits is not None else float(v))
+    return text if ("." in text or "e" in text or "inf" in text or "nan" in text) else text + ".0"
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Replace `path` whole or not at all, even across a power cut: temp file, fsync, rename, fsync dir."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # the temp file must not litter the config directory, whatever stopped us
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+    return path
+
+
+def save(cal: ArmCalibration, path: Path, *, model_name: str, known_mass_g: float | None = None) -> Path:
+    return write_atomic(Path(path), render(cal, model_name=model_name, known_mass_g=known_mass_g))
+
+
+@dataclass(frozen=True)
+class CalibrationFile:
+    """What a calibration file says (None: not in the file)."""
+
+    path: str
+    created: str
+    model: str
+    known_mass_g: float | None
+    cells: Mapping[str, Mapping[str, float]]
+    axis: str | None
+    level_g: float | None
+    accel_noise_g: float | None
+    kappa_gmm: float | None
+    theta_max_deg: float | None
+    swing_hz: float | None
+    damping: float | None
+    holder_x: Mapping[str, float]
+    text: str = field(default="", repr=False)
+
+
+def load_file(path: str | os.PathLike) -> CalibrationFile:
+    """Read and check a calibration file; CalibrationFileError names file and line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CalibrationFileError(f"{p}:1: no such calibration file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationFileError(f"{p}:1: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = 1
+        msg = str(exc)
+        if "(at line " in msg:
+            line = int(msg.split("(at line ", 1)[1].split(",", 1)[0].rstrip(")"))
+        raise CalibrationFileError(f"{p}:{line}: not valid TOML: {msg}") from None
+
+    def fail(table: str | None, key: str | None, message: str) -> CalibrationFileError:
+        return CalibrationFileError(f"{p}:{locate(text, table, key)}: {message}")
+
+    def number(table: Mapping[str, Any], tname: str | None, key: str, *, required: bool = False,
+               check=None) -> float | None:
+        where = f"[{tname}] {key}" if tname else key
+        if key not in table:
+            if required:
+                raise fail(tname, None, f"{where} is missing")
+            return None
+        v = table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise fail(tname, key, f"{where} must be a number, not {v!r}")
+        v = float(v)
+        if check is not None:
+            problem = check(v)
+            if problem:
+                raise fail(tname, key, f"{where} {problem}")
+        return v
+
+    def known(table: Mapping[str, Any], tname: str | None, allowed: set[str]) -> None:
+        for k in table:
+            if k not in allowed:
+                where = f"[{tname}] {k}" if tname else k
+                raise fail(tname, k, f"unknown key {where} (known: {', '.join(sorted(allowed))})")
+
+    known(data, None, {"version", "created", "model", "known_mass_g", "load_cells", "accelerometer", "arm", "holders"})
+    if data.get("version") != FILE_VERSION:
+        raise fail(None, "version", f"version must be {FILE_VERSION} (this file says {data.get('version')!r})")
+    created = data.get("created")
+    if not isinstance(created, datetime):
+        raise fail(None, "created", "created must be a date and time like 2025-01-31T18:00:00Z (when it was made)")
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        raise fail(None, "model", "model must name the balance model it was made for")
+    known_mass = number(data, None, "known_mass_g", check=lambda v: None if v > 0 else "must be greater than 0")
+    cells: dict[str, dict[str, float]] = {}
+    raw_cells = data.get("load_cells", {})
+    if not isinstance(raw_cells, Mapping):
+        raise fail(None, "load_cells", "[load_cells.NAME] tables are expected")
+    for name, table in raw_cells.items():
+        tname = f"load_cells.{name}"
+        if not (name.startswith("load") and name[4:].isdigit()):
+            raise fail(tname, None, f"[{tname}]: a load cell is named load0, load1, …")
+        if not isinstance(table, Mapping):
+            raise fail(tname, None, f"[{tname}] must be a table")
+        known(table, tname, {"offset_counts", "counts_per_gram", "noise_counts"})
+        cells[name] = {
+            "offset_counts": number(table, tname, "offset_counts", required=True),
+            "counts_per_gram": number(table, tname, "counts_per_gram", required=True,
+                                      check=lambda v: None if v != 0 else "must not be 0"),
+        }
+        noise = number(table, tname, "noise_counts", check=lambda v: None if v >= 0 else "must not be negative")
+        if noise is not None:
+            cells[name]["noise_counts"] = noise
+    accel = data.get("accelerometer", {})
+    if not isinstance(accel, Mapping):
+        raise fail(None, "accelerometer", "[accelerometer] must be a table")
+    known(accel, "accelerometer", {"axis", "level_g", "noise_g"})
+    axis = accel.get("axis")
+    if axis is not None and axis not in ("ax", "ay", "az"):
+        raise fail("accelerometer", "axis", f"[accelerometer] axis must be ax, ay or az, not {axis!r}")
+    level = number(accel, "accelerometer", "level_g", check=lambda v: None if -1 < v < 1 else "must be between -1 and 1")
+    anoise = number(accel, "accelerometer", "noise_g", check=lambda v: None if v >= 0 else "must not be negative")
+    arm = data.get("arm", {})
+    if not isinstance(arm, Mapping):
+        raise fail(None, "arm", "[arm] must be a table")
+    known(arm, "arm", {"kappa_gmm", "theta_max_deg", "swing_hz", "damping"})
+    kappa = number(arm, "arm", "kappa_gmm", check=lambda v: None if v > 0 else "must be greater than 0")
+    theta = number(arm, "arm", "theta_max_deg", check=lambda v: None if 0 < v < 45 else "must be between 0 and 45")
+    swing = number(arm, "arm", "swing_hz", check=lambda v: None if 0.05 <= v <= 20 else "must be from 0.05 to 20 Hz")
+    damping = number(arm, "arm", "damping", check=lambda v: None if 0 <= v < 1 else "must be from 0 to below 1")
+    holders = data.get("holders", {})
+    if not isinstance(holders, Mapping):
+        raise fail(None, "holders", "[holders] must be a table of holder = x_mm")
+    holder_x = {}
+    for h in holders:
+        holder_x[h] = number(holders, "holders", h, check=lambda v: None if v != 0 else "must not be 0 (the pivot)")
+    return CalibrationFile(str(p), created.isoformat(), model, known_mass, cells, axis, level, anoise, kappa, theta,
+                           swing, damping, holder_x, text)
+
+
+def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = None) -> ArmCalibration:
+    """`base` (from the config) with the file's values on top; checks the file fits this config and model."""
+    def fail(table: str | None, key: str | None, message: str) -> CalibrationFileError:
+        return CalibrationFileError(f"{cf.path}:{locate(cf.text, table, key)}: {message}")
+
+    names = [c.name for c in base.cells]
+    for name in cf.cells:
+        if name not in names:
+            raise fail(f"load_cells.{name}", None,
+                       f"[load_cells.{name}]: the config has no such load cell (it names {', '.join(names) or 'none'})")
+    if model is not None:
+        if cf.model != model.name:
+            raise fail(None, "model", f"made for balance model {cf.model!r}, but the config uses {model.name!r}; "
+                                      "calibrate again")
+        for h in cf.holder_x:
+            if h not in model.by_id:
+                raise fail("holders", h, f"[holders] {h}: model {model.name} has no such holder")
+    cells = []
+    for c in base.cells:
+        v = cf.cells.get(c.name)
+        if v is None:
+            cells.append(c)
+        else:
+            cells.append(CellCalibration(c.name, v["offset_counts"], v["counts_per_gram"], v.get("noise_counts")))
+    return replace(
+        base,
+        cells=tuple(cells),
+        axis=cf.axis if cf.axis is not None else base.axis,
+        level_g=cf.level_g if cf.level_g is not None else base.level_g,
+        accel_noise_g=cf.accel_noise_g if cf.accel_noise_g is not None else base.accel_noise_g,
+        kappa_gmm=cf.kappa_gmm if cf.kappa_gmm is not None else base.kappa_gmm,
+        theta_max_deg=cf.theta_max_deg if cf.theta_max_deg is not None else base.theta_max_deg,
+        swing_hz=cf.swing_hz if cf.swing_hz is not None else base.swing_hz,
+        damping=cf.damping if cf.damping is not None else base.damping,
+        holder_x={**base.holder_x, **cf.holder_x},
+        created=cf.created,
+        source=f"{base.source} + {cf.path}",
+    )
+
+
+def for_config(cfg: Any, *, use_file: bool = True) -> tuple[ArmCalibration, Path | None]:
+    """What the daemon runs with: the config, plus calibration.toml beside it when there is one.
+
+    Returns (calibration, the file used or None). CalibrationFileError if the file is bad:
+    the daemon must not start half-calibrated.
+    """
+    base = from_config(cfg)
+    path = calibration_path(cfg.source, cfg.base_dir)
+    if not use_file or not path.is_file():
+        return base, None
+    return apply_file(base, load_file(path), cfg.model()), path
+
+
+# ----------------------------------------------------------------------------- captured signals
+
+@dataclass(frozen=True)
+class ChannelStats:
+    """One load cell over a capture (glitches and rail readings left out of the statistics)."""
+
+    name: str
+    total: int
+    n: int
+    mean: float
+    sigma: float          # spread of the readings
+    noise: float          # sample-to-sample noise (from successive differences)
+    change: float         # mean of the last third minus mean of the first third
+    glitches: int
+    rails: int
+
+
+def channel_stats(rows: Iterable[Row], name: str) -> ChannelStats:
+    values = []
+    total = glitches = rails = 0
+    for _, sensor, v in rows:
+        if sensor != name:
+            continue
+        total += 1
+        if v >= NEAR_RAIL or v <= -NEAR_RAIL:
+            rails += 1
+        elif v in GLITCH_VALUES:
+            glitches += 1
+        else:
+            values.append(float(v))
+    n = len(values)
+    if n == 0:
+        return ChannelStats(name, total, 0, math.nan, math.nan, math.nan, math.nan, glitches, rails)
+    mean = sum(values) / n
+    sigma = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, n - 1))
+    diffs = sorted(abs(b - a) for a, b in zip(values, values[1:]))
+    # the median difference resists a stray glitch of another value that the rail/zero test missed
+    noise = (diffs[len(diffs) // 2] / (0.6745 * math.sqrt(2))) if diffs else 0.0
+    third = max(1, n // 3)
+    change = sum(values[-third:]) / third - sum(values[:third]) / third
+    return ChannelStats(name, total, n, mean, sigma, noise, change, glitches, rails)
+
+
+def _check_channel(s: ChannelStats, what: str) -> None:
+    if s.total == 0:
+        raise CalibrationRefused(f"{s.name} sent no readings during {what}: check its wiring (DOUT/SCK) and power")
+    if s.rails > 0.1 * s.total:
+        raise CalibrationRefused(
+            f"{s.name} is saturated during {what} ({s.rails} of {s.total} readings at full scale): the bridge is "
+            "overloaded or miswired (E+/E-, A+/A-); nothing can be calibrated from a clipped signal")
+    if s.glitches > 0.3 * s.total or s.n < MIN_SAMPLES:
+        raise CalibrationRefused(
+            f"{s.name} gave too few good readings during {what} ({s.n} of {s.total}; {s.glitches} read 0 or -1): "
+            "check the HX711's wiring and supply")
+    third = max(1, s.n // 3)
+    allowed = 6.0 * max(s.noise, 1.0) * math.sqrt(2.0 / third) + 3.0
+    moving = abs(s.change) > allowed
+    if moving or s.sigma > 3.0 * max(s.noise, 1.0) + 2.0:
+        raise CalibrationRefused(
+            f"{s.name} was still changing during {what} (by {s.change:+.0f} counts, noise ±{s.noise:.0f}): take your "
+            "hands off, let the arm come to rest and try again")
+
+
+def _series(rows: Iterable[Row], sensor: str) -> tuple[list[float], list[float]]:
+    ts, vs = [], []
+    for t, s, v in rows:
+        if s == sensor:
+            ts.append(float(t))
+            vs.append(float(v))
+    return ts, vs
+
+
+def _tilt_closed_any(rows: Sequence[Row], debounce_s: float) -> bool:
+    deb = TiltDebouncer(debounce_s)
+    closed_at_end = False
+    for t, s, v in rows:
+        if s == "tilt":
+            closed_at_end = deb.feed(t, v >= 0.5)
+    return closed_at_end
+
+
+def _noise_of(values: Sequence[float]) -> float:
+    diffs = sorted(abs(b - a) for a, b in zip(values, values[1:]))
+    return diffs[len(diffs) // 2] / (0.6745 * math.sqrt(2)) if diffs else 0.0
+
+
+@dataclass(frozen=True)
+class RestAngle:
+    sin: float           # reading - level at rest (sin θ), from the swing fit
+    sigma: float
+    amplitude: float
+    noise: float
+    swing_hz: float
+    damping: float
+    on_board: bool
+
+
+def rest_angle(rows: Sequence[Row], axis: str, level_g: float, *, swing_hz: float = DEFAULT_SWING_HZ,
+               damping: float = DEFAULT_DAMPING, debounce_s: float = DEFAULT_TILT_DEBOUNCE_S,
+               refine: bool = False, what: str = "this step") -> RestAngle:
+    """Where the arm rests during a capture, even while it still swings."""
+    ts, vs = _series(rows, axis)
+    if len(ts) < 20:
+        raise CalibrationRefused(f"the accelerometer sent too few readings during {what} ({len(ts)}): check it on "
+                                 "the I2C bus (i2cdetect)")
+    vs = [v - level_g for v in vs]
+    noise = _noise_of(vs)
+    omega = 2 * math.pi * swing_hz
+    fit = (refine_swing if refine else fit_swing)(ts, vs, omega, damping, noise=noise)
+    if fit is None:
+        raise CalibrationRefused(f"the accelerometer readings during {what} could not be fitted")
+    if fit.rms > 3.0 * noise + 0.002:
+        raise CalibrationRefused(
+            f"the arm was not swinging freely during {what} (residual {fit.rms:.4f} g against noise {noise:.4f} g): "
+            "take your hands off the arm and keep the table still, then try again")
+    on_board = _tilt_closed_any(rows, debounce_s)
+    return RestAngle(fit.rest, fit.rest_sigma, fit.amplitude, noise, fit.omega / (2 * math.pi), fit.zeta, on_board)
+
+
+# ----------------------------------------------------------------------------- the steps' maths
+
+@dataclass(frozen=True)
+class TareResult:
+    offsets: Mapping[str, float]
+    noise_counts: Mapping[str, float]
+    level_g: float | None
+    accel_noise_g: float | None
+
+
+def tare(rows: Sequence[Row], cells: Sequence[str], *, axis: str | None = None,
+         debounce_s: float = DEFAULT_TILT_DEBOUNCE_S) -> TareResult:
+    """Zero of every load cell and the accelerometer's level reading, from the empty arm at rest."""
+    offsets, noise = {}, {}
+    for name in cells:
+        s = channel_stats(rows, name)
+        _check_channel(s, "the tare")
+        offsets[name] = s.mean
+        noise[name] = s.noise
+    level = anoise = None
+    if axis is not None:
+        r = rest_angle(rows, axis, 0.0, debounce_s=debounce_s, what="the tare")
+        if r.on_board:
+            raise CalibrationRefused("the arm rests on the board during the tare: take everything off it and let it "
+                                     "swing free")
+        if r.amplitude > 0.05:
+            raise CalibrationRefused(f"the arm was still swinging (±{math.degrees(math.asin(min(1, r.amplitude))):.1f}°) "
+                                     "during the tare: wait until it rests")
+        level, anoise = r.sin, r.noise
+    return TareResult(offsets, noise, level, anoise)
+
+
+def counts_per_gram(t: TareResult, rows: Sequence[Row], mass_g: float) -> dict[str, float]:
+    """Each cell's counts per gram from a known weight on the arm.
+
+    The arm hangs from one free pivot, so how its load splits among the cells under
+    the bridge does not depend on where the pawns sit: only the sum is calibrated.
+    Each cell is given the counts per gram that makes it report an equal share of
+    the known weight, so the sum reads the weight exactly.
+    """
+    if not (isinstance(mass_g, (int, float)) and math.isfinite(mass_g) and mass_g > 0):
+        raise CalibrationRefused(f"the known weight must be a positive number of grams, not {mass_g!r}")
+    n = len(t.offsets)
+    deltas, noises = {}, {}
+    for name, offset in t.offsets.items():
+        s = channel_stats(rows, name)
+        _check_channel(s, "the weighing")
+        deltas[name] = s.mean - offset
+        noises[name] = max(s.noise, t.noise_counts.get(name, 0.0), 1.0)
+    total = sum(deltas.values())
+    noise = math.sqrt(sum(v * v for v in noises.values()))
+    need = max(MIN_WEIGHT_COUNTS, MIN_WEIGHT_SNR * noise)
+    if abs(total) < need:
+        grams = need / abs(total) * mass_g if total else float("inf")
+        raise CalibrationRefused(
+            f"the {mass_g:g} g weight moved the reading by only {total:+.0f} counts (noise ±{noise:.0f}); "
+            f"at least {need:.0f} are needed: use a heavier weight (about {grams:.0f} g or more)")
+    for name, d in deltas.items():
+        if abs(d) < MIN_CELL_SNR * noises[name] or d * total < 0:
+            raise CalibrationRefused(
+                f"{name} hardly responded to the weight ({d:+.0f} counts, noise ±{noises[name]:.0f}) while the others "
+                "did: is it under the bridge and wired the same way round?")
+    return {name: n * d / mass_g for name, d in deltas.items()}
+
+
+@dataclass(frozen=True)
+class StiffnessResult:
+    kappa_gmm: float
+    swing_hz: float
+    damping: float
+    sin_theta: float
+
+
+def stiffness(rows: Sequence[Row], *, axis: str, level_g: float, x_mm: float, mass_g: float,
+              swing_hz: float = DEFAULT_SWING_HZ, damping: float = DEFAULT_DAMPING,
+              debounce_s: float = DEFAULT_TILT_DEBOUNCE_S) -> StiffnessResult:
+    """κ = m·x / sin θ from a known weight at a known holder; also the swing's frequency and damping."""
+    if not (math.isfinite(mass_g) and mass_g > 0):
+        raise CalibrationRefused(f"the known weight must be a positive number of grams, not {mass_g!r}")
+    r = rest_angle(rows, axis, level_g, swing_hz=swing_hz, damping=damping, debounce_s=debounce_s, refine=True,
+                   what="the stiffness step")
+    if r.on_board:
+        raise CalibrationRefused("the arm rests on the board with the weight on it, so its angle says nothing about "
+                                 "its stiffness: use a lighter weight or a holder nearer the pivot")
+    if abs(r.sin) < max(0.004, 20 * r.sigma):
+        raise CalibrationRefused(
+            f"the arm barely tilted (sin θ = {r.sin:+.4f} ± {r.sigma:.4f}): use a heavier weight or a holder farther "
+            "from the pivot")
+    if r.sin * x_mm < 0:
+        raise CalibrationRefused(
+            "the arm tilted the wrong way for that holder: the accelerometer's axis points the other way (turn it "
+            "round or pick the other axis), or the weight is not on the holder named")
+    # trust the fitted swing only when it was big enough to show its frequency
+    swing_ok = r.amplitude > 10 * r.noise
+    return StiffnessResult(mass_g * x_mm / r.sin, r.swing_hz if swing_ok else swing_hz,
+                           r.damping if swing_ok else damping, r.sin)
+
+
+def theta_max(rows: Sequence[Row], *, axis: str, level_g: float,
+              debounce_s: float = DEFAULT_TILT_DEBOUNCE_S, edge_s: float = 0.15) -> float:
+    """θ_max in degrees: the angle while the arm rests on the board with the tilt switch closed."""
+    ts, vs = _series(rows, axis)
+    if not ts:
+        raise CalibrationRefused("no accelerometer readings: θ_max is read from the accelerometer")
+    deb = TiltDebouncer(debounce_s)
+    runs: list[tuple[float, float]] = []
+    start = None
+    seen = False
+    for t, s, v in rows:
+        if s != "tilt":
+            continue
+        seen = True
+        closed = deb.feed(t, v >= 0.5)
+        if closed and start is None:
+            start = deb.changed_at
+        elif not closed and start is not None:
+            runs.append((start, deb.changed_at))
+            start = None
+    if not seen:
+        raise CalibrationRefused("no tilt-switch readings: θ_max is the angle at which the tilt switch closes")
+    if start is not None:
+        runs.append((start, ts[-1]))
+    picked = [v - level_g for t, v in zip(ts, vs)
+              if any(a + edge_s <= t <= b - edge_s for a, b in runs)]
+    if not runs:
+        raise CalibrationRefused("the tilt switch never closed: press the end down until the arm rests on the board, "
+                                 "and hold it there")
+    if len(picked) < 20:
+        raise CalibrationRefused("the arm rested on the board too briefly: hold it down for two seconds")
+    mean = sum(picked) / len(picked)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in picked) / (len(picked) - 1))
+    noise = _noise_of(picked)
+    if spread > 4 * noise + 0.003:
+        raise CalibrationRefused("the angle moved while the tilt switch was closed: the arm was not resting on the "
+                                 "board (press it down firmly and hold still)")
+    deg = math.degrees(math.asin(min(1.0, abs(mean))))
+    if not 1.0 <= deg <= 45.0:
+        raise CalibrationRefused(f"the tilt switch closed at {deg:.1f}°, which is not a plausible θ_max (1-45°): "
+                                 "check the switch's position and the accelerometer's axis")
+    return deg
+
+
+def holder_position(rows: Sequence[Row], *, axis: str, level_g: float, kappa_gmm: float, mass_g: float,
+                    expected_x: float | None = None, swing_hz: float = DEFAULT_SWING_HZ,
+                    damping: float = DEFAULT_DAMPING, debounce_s: float = DEFAULT_TILT_DEBOUNCE_S,
+                    holder: str = "the holder") -> float:
+    """x = Δτ / m: the holder's position from the known weight in it (the arm otherwise empty)."""
+    r = rest_angle(rows, axis, level_g, swing_hz=swing_hz, damping=damping, debounce_s=debounce_s,
+                   what=f"the measurement of {holder}")
+    if r.on_board:
+        raise CalibrationRefused(f"the arm rests on the board with the weight in {holder}: use a lighter weight")
+    x = kappa_gmm * r.sin / mass_g
+    if abs(r.sin) < 10 * r.sigma:
+        raise CalibrationRefused(f"the arm barely tilted with the weight in {holder}: use a heavier weight")
+    if expected_x is not None and x * expected_x < 0:
+        raise CalibrationRefused(
+            f"the arm tilted to the {'+' if x > 0 else '-'} side, but {holder} is on the "
+            f"{'+' if expected_x > 0 else '-'} side: is the weight in {holder}?")
+    return x

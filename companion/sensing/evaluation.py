@@ -1,0 +1,232 @@
+"""Scoring inferred events against the ground truth of a simulated session.
+
+Used by the tests and by bench/sensing_accuracy.py. An action's truth is its net
+change of the pawns on the arm (and whether the arm rests on the board after it);
+the follower's events decided between that action's first touch and the next
+action's are its answer.
+
+"Indistinguishable": another change one hand could have made from the same pawns
+(with their true masses) comes closer than the ellipse (δW / 0.3 g)² + (δτ / 30 g·mm)² < 1:
+five times what the sensors resolve in the few seconds a decision may take (0.06 g,
+6 g·mm), the separation a pick must have to be right 99.5 % of the time. The follower
+groups candidates by the same rule. Or, when the arm ends on the board, the same
+weight change and also a tip to the same side, since the angle then says nothing
+more. Those can only be flagged, not told apart.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from companion.games.balance_model import Model
+from companion.sensing.events import ArmEvent
+from companion.sensing.inference import Geometry, TrackedPawn, enumerate_candidates
+from companion.sensing.simtrace import Action
+
+SAME_WEIGHT_G = 0.3
+SAME_TORQUE_GMM = 30.0
+
+
+def _torque(geo: Geometry, pawns: Sequence[tuple[str, str, float]]) -> float:
+    return sum(geo.x[h] * m for h, _, m in pawns)
+
+
+def distinguishable(model: Model, action: Action) -> bool:
+    """Whether weight and torque alone can tell this action's net change from every other one."""
+    geo = Geometry.from_model(model)
+    before = action.masses_before or [(h, s, geo.mass[s]) for h, s in action.before]
+    after = action.masses_after or [(h, s, geo.mass[s]) for h, s in action.after]
+    pawns = [TrackedPawn(h, s, m, 0.0) for h, s, m in before]
+    true_key = action.net
+    tip = model.tip_torque
+
+    def side(tau: float) -> int:
+        return (1 if tau > 0 else -1) if abs(tau) >= tip else 0
+
+    tau_before = _torque(geo, before)
+    tau_after = _torque(geo, after)
+    # the simulated arm tips by its nominal torque: take its word for the true states
+    before_side = (1 if tau_before > 0 else -1) if action.tipped_before else 0
+    after_side = (1 if tau_after > 0 else -1) if action.tipped_after else 0
+    true_dw = sum(m for _, _, m in after) - sum(m for _, _, m in before)
+    true_dt = tau_after - tau_before
+    for c in enumerate_candidates(geo, pawns):
+        if c.key == true_key:
+            continue
+        dw2 = ((c.mean_w - true_dw) / SAME_WEIGHT_G) ** 2
+        if dw2 >= 1.0:
+            continue
+        alt_after = tau_before + c.mean_t
+        alt_side = side(alt_after)
+        if after_side:
+            if alt_side == after_side:
+                return False
+            continue
+        if alt_side:
+            continue
+        if before_side:
+            # resting on the board before: only the torque after is read
+            if dw2 + ((alt_after - tau_after) / SAME_TORQUE_GMM) ** 2 < 1.0:
+                return False
+            continue
+        if dw2 + ((c.mean_t - true_dt) / SAME_TORQUE_GMM) ** 2 < 1.0:
+            return False
+    return True
+
+
+@dataclass
+class Outcome:
+    """How one action was followed."""
+
+    action: Action
+    changed: bool                 # the pawns on the arm changed
+    distinguishable: bool
+    reported: list[ArmEvent]
+    exact: bool = False           # the reported net change equals the true one
+    flagged: bool = False         # reported as ambiguous
+    missed_tip: bool = False
+    missed_untip: bool = False
+    false_events: int = 0
+    latency_s: float | None = None
+
+
+def _net_of(events: Sequence[ArmEvent]) -> tuple[tuple, tuple] | None:
+    """The net change reported by the change events, applied one after the other."""
+    removed: list[tuple[str, str]] = []
+    added: list[tuple[str, str]] = []
+    seen = []
+    for e in events:
+        ch = e.change
+        if ch is None or ch.best is None or any(ch is s for s in seen):
+            continue
+        seen.append(ch)
+        for p in ch.best.removed:
+            if p in added:
+                added.remove(p)
+            else:
+                removed.append(p)
+        added.extend(ch.best.added)
+    if not seen:
+        return None
+    return tuple(sorted(removed)), tuple(sorted(added))
+
+
+def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -> tuple[list[Outcome], int]:
+    """(one Outcome per action, events reported before the first action)."""
+    events = sorted(events, key=lambda e: e.t)
+    outcomes = []
+    early = sum(1 for e in events if actions and e.t < actions[0].start)
+    for i, a in enumerate(actions):
+        end = actions[i + 1].start if i + 1 < len(actions) else math.inf
+        mine = [e for e in events if a.start <= e.t < end]
+        changes = [e for e in mine if e.event in ("place", "remove", "move", "unexplained")]
+        tips = [e for e in mine if e.event == "tip"]
+        untips = [e for e in mine if e.event == "untip"]
+        rem, add = a.net
+        changed = bool(rem or add)
+        o = Outcome(a, changed, distinguishable(model, a) if changed else True, mine)
+        want_tip = a.tipped_after and not a.tipped_before
+        want_untip = a.tipped_before and not a.tipped_after
+        if changed:
+            o.exact = _net_of(changes) == a.net
+            o.flagged = any(e.ambiguous for e in changes)
+        else:
+            o.false_events += len(changes)
+        o.missed_tip = want_tip and not tips
+        o.missed_untip = want_untip and not untips
+        o.false_events += max(0, len(tips) - (1 if want_tip else 0)) + max(0, len(untips) - (1 if want_untip else 0))
+        if changed and not o.exact:
+            # a change reported in pieces that do not add up, or an extra change, is also a false event
+            distinct = {id(e.change) for e in changes if e.change is not None}
+            o.false_events += max(0, len(distinct) - 1)
+        decided = [e.t for e in mine if e.event != "unexplained"]
+        if decided and (changed or want_tip or want_untip):
+            o.latency_s = max(0.0, min(decided) - a.hands_off)
+        outcomes.append(o)
+    return outcomes, early
+
+
+def _pct(n: int, d: int) -> float | None:
+    return None if d == 0 else 100.0 * n / d
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+@dataclass
+class Summary:
+    actions: int = 0
+    events: int = 0                 # true physical events: changes, tips, untips
+    changes: int = 0
+    distinguishable: int = 0
+    exact: int = 0
+    indistinguishable: int = 0
+    flagged: int = 0
+    false_ambiguous: int = 0        # distinguishable, yet flagged
+    tips: int = 0
+    tips_missed: int = 0
+    untips: int = 0
+    untips_missed: int = 0
+    reported: int = 0
+    false_events: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    def add(self, outcomes: Iterable[Outcome], early: int = 0, *, clearing: bool | None = False) -> None:
+        """Add outcomes: only game actions (`clearing` False), only those clearing a tipped arm (True),
+        or all (None)."""
+        self.false_events += early
+        self.reported += early
+        for o in outcomes:
+            a = o.action
+            if clearing is not None and a.clearing != clearing:
+                continue
+            self.actions += 1
+            self.reported += len([e for e in o.reported if e.event != "unexplained"])
+            self.false_events += o.false_events
+            if o.changed:
+                self.changes += 1
+                self.events += 1
+                if o.distinguishable:
+                    self.distinguishable += 1
+                    self.exact += o.exact
+                    self.false_ambiguous += o.flagged
+                else:
+                    self.indistinguishable += 1
+                    self.flagged += o.flagged
+            if a.tipped_after and not a.tipped_before:
+                self.tips += 1
+                self.events += 1
+                self.tips_missed += o.missed_tip
+            if a.tipped_before and not a.tipped_after:
+                self.untips += 1
+                self.events += 1
+                self.untips_missed += o.missed_untip
+            if o.latency_s is not None:
+                self.latencies.append(o.latency_s)
+
+    def row(self) -> dict:
+        return {
+            "events": self.events,
+            "exact_pct": _pct(self.exact, self.distinguishable),
+            "distinguishable": self.distinguishable,
+            "flagged_pct": _pct(self.flagged, self.indistinguishable),
+            "indistinguishable": self.indistinguishable,
+            "false_ambiguous_pct": _pct(self.false_ambiguous, self.distinguishable),
+            "tips": self.tips,
+            "tips_missed": self.tips_missed,
+            "untips": self.untips,
+            "untips_missed": self.untips_missed,
+            "false_events": self.false_events,
+            "false_pct": _pct(self.false_events, max(1, self.reported)),
+            "latency_median_s": statistics.median(self.latencies) if self.latencies else None,
+            "latency_p95_s": percentile(self.latencies, 0.95),
+        }

@@ -1,0 +1,94 @@
+"""What the follower reports: physical events, and the change each came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.sensing.inference import Candidate, Geometry, Measurement, Scored, TrackedPawn
+
+EVENT_KINDS = ("place", "remove", "move", "tip", "untip")
+TOP_CANDIDATES = 6
+
+
+@dataclass(frozen=True)
+class Change:
+    """One settled-to-settled change of the arm and how it was explained."""
+
+    t: float
+    best: Candidate | None               # None: nothing one hand can do explains it
+    ranked: tuple[Scored, ...]           # best first (the top few)
+    alternatives: tuple[Scored, ...]     # those the sensors cannot tell from the best
+    confidence: float
+    ambiguous: bool
+    measurement: Measurement
+    before: tuple[TrackedPawn, ...]
+    after: tuple[TrackedPawn, ...]
+    geometry: Geometry = field(repr=False, compare=False)
+    hands_off_t: float = 0.0
+    # every account of the pawns the follower held just before (log weight, pawns), best first
+    beliefs_before: tuple[tuple[float, tuple[TrackedPawn, ...]], ...] = field(default=(), repr=False, compare=False)
+
+    def candidates(self) -> list[dict]:
+        return [s.to_dict() for s in self.ranked]
+
+    def events(self) -> list["ArmEvent"]:
+        b = self.best
+        if b is None or b.kind == "none":
+            return []
+        common = {"t": self.t, "confidence": self.confidence, "ambiguous": self.ambiguous, "change": self}
+        if b.kind == "place":
+            return [ArmEvent(event="place", size=b.size, holder=b.holder, **common)]
+        if b.kind == "remove":
+            return [ArmEvent(event="remove", size=b.size, holder=b.holder, **common)]
+        if b.kind == "move":
+            return [ArmEvent(event="move", size=b.size, from_holder=b.from_holder, to_holder=b.to_holder, **common)]
+        if b.kind == "beat":
+            return [ArmEvent(event="move", size=b.size, from_holder=b.from_holder, to_holder=b.to_holder, **common),
+                    ArmEvent(event="remove", size=b.victim[1], holder=b.victim[0], **common)]
+        return [ArmEvent(event="remove", size=s, holder=h, **common) for h, s in b.removed]
+
+
+@dataclass(frozen=True)
+class ArmEvent:
+    """One line of `companion analyze`: a physical event, decided at trace time `t`.
+
+    `event` is place / remove / move / tip / untip, or "unexplained" (the arm settled in a
+    state no single hand action explains; `message` says how it differs) which only the
+    daemon sees. `change` links back to the measurement and the ranked candidates, which
+    is what `match_moves` needs.
+    """
+
+    t: float
+    event: str
+    size: str | None = None
+    holder: str | None = None
+    from_holder: str | None = None
+    to_holder: str | None = None
+    confidence: float = 1.0
+    ambiguous: bool = False
+    change: Change | None = field(default=None, repr=False, compare=False)
+    message: str | None = None
+
+    @property
+    def candidates(self) -> list[dict]:
+        return self.change.candidates() if self.change is not None else []
+
+    def to_json(self, *, candidates: bool = False, digits: int = 3) -> dict[str, Any]:
+        d: dict[str, Any] = {"t": round(self.t, digits), "event": self.event}
+        if self.size is not None:
+            d["size"] = self.size
+        if self.holder is not None:
+            d["holder"] = self.holder
+        if self.from_holder is not None:
+            d["from"] = self.from_holder
+        if self.to_holder is not None:
+            d["to"] = self.to_holder
+        d["confidence"] = round(self.confidence, 4)
+        d["ambiguous"] = self.ambiguous
+        if self.message is not None:
+            d["message"] = self.message
+        if candidates and self.change is not None:
+            d["candidates"] = self.change.candidates()
+            d["measured"] = self.change.measurement.to_dict()
+        return d

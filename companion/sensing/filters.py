@@ -1,0 +1,147 @@
+"""Cleaning raw samples: HX711 glitches, noise level, tilt-switch bounce.
+
+Everything here is per sample and O(1): the follower calls it for every row at
+hundreds of rows a second, on a Pi.
+"""
+
+from __future__ import annotations
+
+import math
+
+# what an HX711 returns when a read goes wrong: a pulse train shifted by one bit
+# reads as 0 or -1, a lost clock as the rails of the signed 24-bit range
+GLITCH_VALUES = frozenset((0, -1, 0x7FFFFF, -0x800000))
+FULL_SCALE = 0x7FFFFF
+NEAR_RAIL = FULL_SCALE - 256
+SQRT_PI_2 = math.sqrt(math.pi) / 2
+
+
+def is_glitch(counts: float) -> bool:
+    """A reading no healthy channel produces: the glitch values or (next to) a rail."""
+    return counts in GLITCH_VALUES or counts >= NEAR_RAIL or counts <= -NEAR_RAIL
+
+
+class SpikeFilter:
+    """Drops single-sample spikes of any value, one sample late.
+
+    A sample that jumps away from its predecessor and straight back with its
+    successor is a spike; a real step (a pawn, a hand, the HX711 settling over
+    about four samples) stays away, so it passes.
+    """
+
+    __slots__ = ("pending_t", "pending_v", "last_v", "dropped")
+
+    def __init__(self) -> None:
+        self.pending_t: float | None = None
+        self.pending_v = 0.0
+        self.last_v: float | None = None
+        self.dropped = 0
+
+    def push(self, t: float, v: float, threshold: float) -> tuple[float, float] | None:
+        """Feed one sample; returns the previous one if it was genuine (else None)."""
+        out = None
+        if self.pending_t is not None:
+            p = self.pending_v
+            last = self.last_v
+            if (last is not None and abs(p - last) > threshold and abs(p - v) > threshold
+                    and (p - last) * (p - v) > 0 and abs(v - last) < threshold):
+                self.dropped += 1
+            else:
+                out = (self.pending_t, p)
+                self.last_v = p
+        self.pending_t = t
+        self.pending_v = v
+        return out
+
+
+class NoiseEstimate:
+    """Per-sample σ of a channel from successive differences while nothing moves.
+
+    The mean absolute difference of two independent N(0, σ²) samples is 2σ/√π;
+    each difference is clipped at 5σ so a step or a missed glitch moves the
+    estimate only a little. With `order=2` second differences are used instead
+    (s[k+1] - 2 s[k] + s[k-1], σ√6 wide): a slow swing, which the first
+    difference would mistake for noise, all but cancels in them.
+    """
+
+    __slots__ = ("sigma", "_mad", "_prev", "_last", "weight", "floor", "_scale")
+
+    def __init__(self, sigma: float, *, weight: float = 0.02, floor: float = 1e-9, order: int = 1):
+        self.sigma = sigma
+        # σ = mean|difference| · scale: √π/2 for first differences, √π/√12 for second
+        self._scale = SQRT_PI_2 if order == 1 else math.sqrt(math.pi / 12.0)
+        self._mad = sigma / self._scale
+        self._prev: float | None = None
+        self._last: float | None = None
+        self.weight = weight
+        self.floor = floor
+        if order == 1:
+            self._prev = math.nan  # marks first differences
+
+    def update(self, v: float) -> None:
+        last, prev = self._last, self._prev
+        self._last = v
+        if last is None:
+            return
+        if prev is not None and prev != prev:
+            d = abs(v - last)
+        else:
+            self._prev = last
+            if prev is None:
+                return
+            d = abs(v - 2.0 * last + prev)
+        cap = 5.0 * self.sigma / self._scale * SQRT_PI_2
+        if d > cap:
+            d = cap
+        self._mad += self.weight * (d - self._mad)
+        self.sigma = max(self.floor, self._mad * self._scale)
+
+    def restart(self) -> None:
+        """Forget the last samples (the signal moved; the next difference would span a step)."""
+        self._last = None
+        if self._prev is not None and self._prev == self._prev:
+            self._prev = None
+
+
+class TiltDebouncer:
+    """The tilt switch believed only after it has stayed put for `hold_s`.
+
+    Works on sparse rows too (a trace may hold only the switch's changes): the
+    debounced value is brought up to date whenever time passes.
+    """
+
+    __slots__ = ("hold_s", "raw", "raw_since", "value", "changed_at", "seen")
+
+    def __init__(self, hold_s: float, initial: bool = False):
+        self.hold_s = hold_s
+        self.raw = initial
+        self.raw_since = -math.inf
+        self.value = initial
+        self.changed_at = -math.inf   # when the contact physically changed (the start of the stable run)
+        self.seen = False
+
+    def at(self, t: float) -> bool:
+        if self.raw != self.value and t - self.raw_since >= self.hold_s:
+            self.value = self.raw
+            self.changed_at = self.raw_since
+        return self.value
+
+    def feed(self, t: float, closed: bool) -> bool:
+        self.at(t)
+        if not self.seen:
+            # the first reading is the state the trace starts in, not a change
+            self.seen = True
+            self.raw = self.value = closed
+            self.raw_since = self.changed_at = t
+            return closed
+        if closed != self.raw:
+            self.raw = closed
+            self.raw_since = t
+        return self.at(t)
+
+    def steady_for(self, t: float) -> float:
+        """How long the debounced value has held, counted from the physical change (0 while bouncing)."""
+        value = self.at(t)
+        if self.raw != value:
+            return 0.0
+        return t - self.changed_at

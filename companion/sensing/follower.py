@@ -1,0 +1,919 @@
+"""Following the arm sample by sample: when the hands are off, what changed, and whether it tipped.
+
+The follower is fed raw rows in time order — `feed(t, sensor, value)` with the
+trace's sensor names — and decides physical events as the arm settles:
+
+1. Load cells: known glitch values are dropped, single-sample spikes of any other
+   value are dropped one sample late, counts become grams.
+2. A sample far from its channel's recent mean means something touches the arm
+   (a hand, a pawn): the state before is frozen as the baseline, and the follower
+   waits until every channel has been steady again for `quiet_s`. That is the
+   moment the hands are off: the weight is settled (HX711 settling included).
+3. The angle is not settled then — the arm swings for many seconds — so its rest
+   value is fitted from the swing (swing.py), as soon as a fraction of a period
+   after the hands left. Resting on the board, the angle only says |τ| ≥ τ_tip.
+4. Every candidate change is scored against (ΔW, Δτ) (inference.py); the follower
+   decides as soon as the best, with those it can never be told from, is sure
+   enough, or after `max_wait_s` at the latest — then says whether it is ambiguous.
+5. Tip and un-tip are judged at the same moment, with the hands off: the tilt
+   switch (debounced) must have held for `board_dwell_s` and the angle must agree.
+   A hand pressing the arm onto the board while placing is therefore not a tip.
+
+Slow drift of the zero is tracked only while the arm is settled and unchanged, so
+the live weight and the board check stay honest over a long game.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from companion.games.balance_model import Model
+from companion.sensing.calibration import ArmCalibration
+from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
+from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
+from companion.sensing.inference import (Candidate, Measurement, Resolution, TrackedPawn, apply_candidate,
+                                         enumerate_candidates, judge, log_likelihood, model_torque,
+                                         move_candidates, nominal_pawns, rank, rank_beliefs)
+from companion.sensing.swing import fit_swing, refine_swing
+
+ACCEL_AXES = ("ax", "ay", "az")
+MAX_BELIEFS = 4
+MAX_BELIEFS_ON_BOARD = 24   # resting on the board, which pawn was taken off stays open until it lifts
+KEEP_BELIEF = 1e-3
+
+
+@dataclass
+class Belief:
+    """One account of which pawns are on the arm, and how much the changes since support it.
+
+    After an ambiguous change the follower keeps every account it could not rule out;
+    later changes that only one of them explains settle the question by themselves.
+    """
+
+    log_weight: float
+    pawns: list[TrackedPawn]
+    candidates: list[Candidate]
+    # the change that led here and its log-likelihood then, to re-weigh once the arm has settled longer
+    via: Candidate | None = None
+    via_ll: float = 0.0
+    via_measurement: Measurement | None = None
+
+
+@dataclass(frozen=True)
+class FollowerSettings:
+    quiet_s: float = 0.22            # every load cell steady this long: the hands are off
+    min_quiet_samples: int = 4       # ... and at least this many samples per cell
+    settle_samples: int = 4          # an HX711 reaches a step's value over about this many samples
+    deviation_sigma: float = 5.0     # a sample this many σ from its channel's mean: something touches the arm
+    spike_sigma: float = 8.0
+    board_dwell_s: float = 0.3       # the arm must rest on (or off) the board this long, hands off
+    min_fit_s: float = 0.25          # angle data needed after the hands left before a first guess
+    max_wait_s: float = 3.0          # then decide with what there is
+    min_touch_s: float = 0.12        # a disturbance shorter than this is no hand at all
+    remove_hold_s: float = 0.7       # a pawn taken off is often about to be put down elsewhere: wait for it
+    tip_deadline_s: float = 1.0      # a tip is reported with its change, or on its own after this long
+    unexplained_s: float = 3.5       # settled but unexplained this long: report it and carry on from there
+    eval_every_s: float = 0.1
+    weight_window_s: float = 2.0     # weight averaged over at most this much settled signal
+    angle_window_s: float = 8.0
+    guard_s: float = 0.12            # signal this close before a disturbance may already carry the hand
+    zero_band_g: float = 1.0         # zero tracking follows drift within this band only (a pawn is ≥ 6 g)
+    zero_time_s: float = 20.0
+    torque_band_gmm: float = 40.0
+    decide_at: float = 0.999
+    rel_weight: float = 0.003        # scale errors of the calibration (counts per gram, κ), as fractions
+    rel_torque: float = 0.004
+    resolution: Resolution = field(default_factory=Resolution)
+    accel_noise_g: float = 0.003     # starting guesses, refined from the signal while settled
+    cell_noise_counts: float = 120.0
+
+
+def _mass_key(pawns: Iterable[TrackedPawn]) -> tuple:
+    """Which pawn is where: holders, sizes and (to the hundredth of a gram) masses."""
+    return tuple(sorted((p.holder, p.size, round(p.mass_g, 2)) for p in pawns))
+
+
+def _lone_removal(c: Candidate) -> bool:
+    return len(c.removed) == 1 and not c.added
+
+
+class _Cell:
+    __slots__ = ("name", "offset", "cpg", "spike", "noise", "win", "wsum", "last_t", "dt", "glitches", "latest")
+
+    def __init__(self, name: str, offset: float, cpg: float, noise: float):
+        self.name = name
+        self.offset = offset
+        self.cpg = cpg
+        self.spike = SpikeFilter()
+        self.noise = NoiseEstimate(noise, floor=0.5)
+        self.win: deque[tuple[float, float]] = deque()
+        self.wsum = 0.0
+        self.last_t: float | None = None
+        self.dt = 0.05
+        self.glitches = 0
+        self.latest: float | None = None
+
+    def clear(self) -> None:
+        self.win.clear()
+        self.wsum = 0.0
+
+    def sigma_g(self) -> float:
+        return self.noise.sigma / abs(self.cpg)
+
+
+class ArmFollower:
+    """Streaming inference of physical events on the arm (see the module docstring).
+
+    follower = ArmFollower(model, calibration, pawns=[("E1", "L")])
+    for t, sensor, value in rows:
+        for event in follower.feed(t, sensor, value):
+            ...                      # ArmEvent: .event, .size, .holder, …, .change for match_moves
+    follower.set_occupancy(game_pawns)   # the game's word on what is on the arm
+    follower.live()                      # weight, angle, torque, settled, on_board
+    follower.mismatch(game_pawns)        # None, or "the board doesn't match — check holder E3"
+    """
+
+    def __init__(self, model: Model, calibration: ArmCalibration, *, settings: FollowerSettings | None = None,
+                 pawns: Iterable[tuple[str, str]] = ()):
+        self.model = model
+        self.cal = calibration
+        self.s = settings or FollowerSettings()
+        self.geo = calibration.geometry(model)
+        self.kappa = calibration.kappa_gmm
+        self.s_max = math.sin(math.radians(calibration.theta_max_deg))
+        self.axis = calibration.axis if calibration.accelerometer else None
+        self.level = calibration.level_g
+        self.omega = 2 * math.pi * calibration.swing_hz
+        self.zeta = calibration.damping
+        self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
+                                    c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
+                      for c in calibration.cells}
+        self._cell_list = list(self.cells.values())
+        self.tilt = TiltDebouncer(calibration.tilt_debounce_s)
+        self.accel_noise = NoiseEstimate(calibration.accel_noise_g or self.s.accel_noise_g, floor=1e-5, order=2,
+                                         weight=0.005)
+        self.angle: deque[tuple[float, float]] = deque()
+        start = nominal_pawns(self.geo, pawns)
+        self.beliefs: list[Belief] = [Belief(0.0, start, enumerate_candidates(self.geo, start))]
+        self.mode = "waiting"          # waiting → settled ⇄ moving → deciding → settled
+        self.t = -math.inf
+        self.quiet_since = -math.inf
+        self.t_off = -math.inf
+        self.t_disturbed = -math.inf
+        self.last_limit_t = -math.inf
+        self.last_contact_t = -math.inf
+        self._next_eval = -math.inf
+        self.board_reported: int | None = None
+        self._last_board: tuple[int, bool] = (0, False)
+        # the baseline: the settled state before the change being watched
+        self.w0 = 0.0
+        self.var_w0 = 0.0
+        self.tau0 = 0.0
+        self.var_tau0 = 0.0
+        self.board0 = 0
+        self.tau_settled: float | None = None
+        self.var_tau_settled = math.inf
+        self.zero_w = 0.0
+        self.zero_t = 0.0
+        self.w_display: float | None = None
+        self.s_display: float | None = None
+        self.changes: deque[Change] = deque(maxlen=200)   # the recent ones, for the page and for debugging
+        self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
+        self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
+        self._w_before_change = (0.0, 0.0)            # the weight before the last change decided
+        self.pending: deque[ArmEvent] = deque()
+        self._new: list[ArmEvent] = []
+        self.notice: str | None = None
+        self.samples = 0
+        self._accel_seen = False
+
+    # ------------------------------------------------------------------ input
+    def feed(self, t: float, sensor: str, value: float) -> list[ArmEvent]:
+        """One raw sample; returns the events decided at this moment (usually none)."""
+        if t < self.t:
+            raise ValueError(f"time went backwards: {t} after {self.t}")
+        self.t = t
+        self.samples += 1
+        cell = self.cells.get(sensor)
+        if cell is not None:
+            self._load(t, cell, value)
+        elif sensor == self.axis:
+            self._accel(t, value)
+        elif sensor == "tilt":
+            closed = value >= 0.5
+            if closed or self.tilt.raw:
+                self.last_contact_t = t
+            self.tilt.feed(t, closed)
+        elif sensor not in ACCEL_AXES:
+            raise ValueError(f"unknown sensor {sensor!r} (known: {', '.join(self.sensor_names())})")
+        if t >= self._next_eval:
+            self._next_eval = t + self.s.eval_every_s
+            self._tick(t)
+        if self._new:
+            out = self._new
+            self._new = []
+            return out
+        return []
+
+    def feed_many(self, rows: Iterable[tuple[float, str, float]]) -> list[ArmEvent]:
+        out: list[ArmEvent] = []
+        for t, sensor, value in rows:
+            out.extend(self.feed(t, sensor, value))
+        return out
+
+    def sensor_names(self) -> list[str]:
+        return list(self.cells) + list(ACCEL_AXES) + ["tilt"]
+
+    def take_events(self) -> list[ArmEvent]:
+        """Every event decided since the last call (for a daemon that polls rather than reads feed's return)."""
+        out = list(self.pending)
+        self.pending.clear()
+        return out
+
+    def set_occupancy(self, pawns: Iterable[tuple[str, str]]) -> None:
+        """The game's word on what is on the arm. Pawns already tracked keep their weighed mass; a pawn
+        the follower placed elsewhere is one of the pawns weighed so far, so it gets their mean and spread."""
+        wanted = nominal_pawns(self.geo, pawns)
+        pool = list(self.pawns)
+        out = []
+        for p in wanted:
+            for i, q in enumerate(pool):
+                if q.holder == p.holder and q.size == p.size:
+                    out.append(pool.pop(i))
+                    break
+            else:
+                out.append(self._unknown_pawn(p.holder, p.size))
+        self.beliefs = [Belief(0.0, out, enumerate_candidates(self.geo, out))]
+        self._weigh_pending = None
+        if self.board0:
+            self.tau0, self.var_tau0 = model_torque(self.geo, out)
+
+    def confirm_move(self, move: Mapping[str, Any], change: Change | None = None) -> None:
+        """The game applied `move` (a dict like match_moves takes) for `change` (default: the latest).
+
+        The pawns on the arm become that change's "before" with the move made — every pawn keeping
+        the mass it was weighed at, which (holder, size) pairs alone cannot carry — and any change
+        decided since is made again on top. Call it once the game has settled what the change was.
+        """
+        decided = [c for c in self.changes if c.best is not None]
+        if change is None:
+            if not decided:
+                raise ValueError("no change has been decided yet to confirm a move for")
+            change = decided[-1]
+        later = False
+        replay: list[Change] = []
+        for c in self.changes:
+            if c is change:
+                later = True
+            elif later and c.best is not None:
+                replay.append(c)
+        if not later:
+            raise ValueError("that change is no longer remembered; use set_occupancy")
+        # which of two look-alike pawns it was, only their masses can say (and an earlier change may have
+        # left that open too): every belief held before, with every way the move can be made in it,
+        # weighted by how well it fits — later changes settle what this one cannot
+        m = change.measurement
+        options = []
+        for logw, before in (change.beliefs_before or ((0.0, change.before),)):
+            pool, cands = move_candidates(self.geo, list(before), move)
+            for c in cands:
+                ll = log_likelihood(c, m)[0]
+                options.append((logw + ll, ll, pool, c))
+        options.sort(key=lambda e: -e[0])
+        top = options[0][0]
+        merged: dict[tuple, list] = {}
+        for score, ll, pool, c in options:
+            w = math.exp(max(-700.0, score - top))
+            if w < KEEP_BELIEF:
+                break
+            pawns = apply_candidate(self.geo, pool, c, placed_mass=self._placed_mass(c, m))
+            for later_change in replay:
+                pawns = self._replay(pawns, later_change)
+            key = _mass_key(pawns)
+            if key in merged:
+                merged[key][0] += w
+            else:
+                merged[key] = [w, pawns, c, ll]
+        ordered = sorted(merged.values(), key=lambda e: -e[0])[:MAX_BELIEFS]
+        self._weigh_pending = None
+        refine = not replay and not m.censored1 and self.mode != "deciding"
+        self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),
+                               c if refine else None, ll, m if refine else None)
+                        for w, pawns, c, ll in ordered]
+        if self.board0:
+            self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+
+    def _replay(self, pawns: list[TrackedPawn], c: Change) -> list[TrackedPawn]:
+        """`pawns` with the net effect of a later change, moved pawns keeping their mass."""
+        out = list(pawns)
+        lifted: dict[str, list[TrackedPawn]] = {}
+        for h, s in c.best.removed:
+            for i, p in enumerate(out):
+                if p.holder == h and p.size == s:
+                    lifted.setdefault(s, []).append(out.pop(i))
+                    break
+        for h, s in c.best.added:
+            if lifted.get(s):
+                p = lifted[s].pop(0)
+                out.append(TrackedPawn(h, s, p.mass_g, p.sigma_g))
+            else:
+                placed = self._placed_mass(c.best, c.measurement) if c.best.kind == "place" else None
+                out.append(TrackedPawn(h, s, *placed) if placed else self._unknown_pawn(h, s))
+        return out
+
+    def _unknown_pawn(self, holder: str, size: str) -> TrackedPawn:
+        seen = self.weighed.get(size, [])
+        if len(seen) < 3:
+            return TrackedPawn(holder, size, self.geo.mass[size], self.geo.mass_sigma[size])
+        mean = sum(seen) / len(seen)
+        spread = math.sqrt(sum((m - mean) ** 2 for m in seen) / (len(seen) - 1))
+        return TrackedPawn(holder, size, mean, max(spread, 0.02, self.s.rel_weight * mean))
+
+    @property
+    def pawns(self) -> list[TrackedPawn]:
+        """The likeliest account of the pawns on the arm."""
+        return self.beliefs[0].pawns
+
+    @property
+    def occupancy(self) -> list[tuple[str, str]]:
+        return [(p.holder, p.size) for p in self.pawns]
+
+    # ------------------------------------------------------------------ load cells
+    def _load(self, t: float, cell: _Cell, raw: float) -> None:
+        if is_glitch(raw):
+            cell.glitches += 1
+            return
+        got = cell.spike.push(t, raw, self.s.spike_sigma * cell.noise.sigma)
+        if got is None:
+            return
+        ts, v = got
+        if cell.last_t is not None:
+            cell.dt += 0.05 * (min(1.0, ts - cell.last_t) - cell.dt)
+        cell.last_t = ts
+        g = (v - cell.offset) / cell.cpg
+        cell.latest = g
+        mode = self.mode
+        win = cell.win
+        n = len(win)
+        if n:
+            mean = cell.wsum / n
+            sig = cell.noise.sigma / abs(cell.cpg)
+            if abs(g - mean) > self.s.deviation_sigma * sig * math.sqrt(1.0 + 1.0 / n):
+                self._disturbed(ts)
+                n = 0
+                mode = self.mode
+        if mode == "settled":
+            cell.noise.update(v)
+        win.append((ts, g))
+        cell.wsum += g
+        if mode == "settled" or mode == "deciding":
+            horizon = ts - self.s.weight_window_s
+            while win[0][0] < horizon:
+                cell.wsum -= win.popleft()[1]
+        elif ts - self.quiet_since >= self.s.quiet_s:
+            self._maybe_quiet(ts)
+        if self.w_display is None:
+            self.w_display = self._weight_now()
+        else:
+            self.w_display += 0.1 * (self._weight_now() - self.w_display)
+
+    def _weight_now(self) -> float:
+        return sum(c.latest for c in self._cell_list if c.latest is not None)
+
+    def _alive(self, now: float) -> list[_Cell]:
+        return [c for c in self._cell_list if c.last_t is not None and now - c.last_t < 1.0]
+
+    def _maybe_quiet(self, now: float) -> None:
+        alive = self._alive(now)
+        if not alive or len(alive) < len(self._cell_list) and self.mode == "waiting":
+            return
+        if any(len(c.win) < self.s.min_quiet_samples for c in alive):
+            return
+        if self.mode == "moving" and self.quiet_since - self.t_disturbed < self.s.min_touch_s \
+                and self.t_disturbed > self.t_off:
+            # over in a blink: a pair of glitches, a knock on the table — no hand changes a pawn that fast
+            self.mode = "settled"
+            return
+        self.t_off = self.quiet_since
+        if self.mode == "waiting":
+            self.mode = "settled"
+            self.tau_settled = None
+        else:
+            self.mode = "deciding"
+            self._next_eval = now
+
+    def _disturbed(self, ts: float) -> None:
+        if self.mode == "deciding":
+            # a hand again: the quiet spell before it was a settled state, so judge it with what it gave
+            self._decide_interrupted(ts)
+        if self.mode == "settled":
+            self._freeze_baseline(ts)
+            self.mode = "moving"
+            self.t_disturbed = ts
+        elif self.mode == "deciding":
+            self.mode = "moving"
+        for c in self._cell_list:
+            c.clear()
+            c.noise.restart()
+        self.quiet_since = ts
+
+    # ------------------------------------------------------------------ accelerometer
+    def _accel(self, t: float, a: float) -> None:
+        s = a - self.level
+        if not -1.2 < s < 1.2:
+            return  # not a reading of this arm's tilt; an I2C read gone wrong
+        self._accel_seen = True
+        ang = self.angle
+        ang.append((t, s))
+        if ang[0][0] < t - self.s.angle_window_s:
+            ang.popleft()
+        if self.mode == "settled":
+            self.accel_noise.update(s)
+        if self.s_display is None:
+            self.s_display = s
+        else:
+            self.s_display += 0.2 * (s - self.s_display)
+        if abs(s) >= self.s_max - self._limit_margin():
+            self.last_limit_t = t
+        if self.tilt.raw:
+            self.last_contact_t = t
+
+    def _limit_margin(self) -> float:
+        return max(3.0 * self.accel_noise.sigma, 0.03 * self.s_max)
+
+    def _free_since(self) -> float:
+        """Since when the arm has swung free of the board: the tilt switch says exactly when it let go;
+        without one, the last reading near the limit angle does (less sharply)."""
+        last = self.last_contact_t if self.tilt.seen else self.last_limit_t
+        return max(self.t_off, last + 0.02)
+
+    def _fit(self, start: float, end: float, *, learn: bool = False):
+        ts, ss = [], []
+        for t, s in self.angle:
+            if start <= t <= end:
+                ts.append(t)
+                ss.append(s)
+        if not ts or ts[-1] - ts[0] < 0.05:
+            return None, ts, ss
+        noise = self.accel_noise.sigma
+        fit = fit_swing(ts, ss, self.omega, self.zeta, noise=noise)
+        if fit is not None and fit.rms > 1.5 * noise and len(ts) >= 30:
+            # a bounce off the board shorter than the switch's poll restarts the swing there:
+            # fit again from after the last reading that came near the limit
+            near = self.s_max - 4.0 * noise
+            last = max((i for i, v in enumerate(ss) if abs(v) >= near), default=None)
+            if last is not None and len(ts) - last > 20:
+                retry = fit_swing(ts[last + 2:], ss[last + 2:], self.omega, self.zeta, noise=noise)
+                if retry is not None and retry.rms < fit.rms:
+                    ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
+        if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / self.omega)
+                and fit.amplitude > 20 * noise):
+            # the swing's frequency follows the pawns' moment of inertia, so learn it — but only from
+            # two periods or more: over a fraction of one, frequency and rest angle trade off freely
+            better = refine_swing(ts, ss, self.omega, self.zeta, noise=noise)
+            if better is not None and better.rms < 0.95 * fit.rms:
+                w0 = 2 * math.pi * self.cal.swing_hz
+                self.omega = min(1.3 * w0, max(0.7 * w0, self.omega + 0.3 * (better.omega - self.omega)))
+                self.zeta = min(0.5, max(0.0, self.zeta + 0.3 * (better.zeta - self.zeta)))
+                fit = better
+        return fit, ts, ss
+
+    # ------------------------------------------------------------------ the board
+    def _board(self, t: float) -> tuple[int, bool]:
+        """(side the arm rests on: +1, -1 or 0 for free, whether that has held for the dwell time)."""
+        dwell = self.s.board_dwell_s
+        recent = [s for tt, s in self.angle if tt >= t - 0.1]
+        mean = sum(recent) / len(recent) if recent else 0.0
+        at_limit = abs(mean) >= 0.7 * self.s_max
+        if self.tilt.seen:
+            closed = self.tilt.at(t)
+            steady = self.tilt.steady_for(t) >= dwell
+            if closed and (at_limit or not self._accel_seen):
+                side = 1 if mean >= 0 else -1
+                return side, steady
+            if closed:
+                self.notice = "the tilt switch is closed but the accelerometer says the arm is off the board"
+            return 0, steady
+        if not self._accel_seen:
+            return 0, True
+        window = [s for tt, s in self.angle if tt >= t - dwell]
+        lim = self.s_max - self._limit_margin()
+        if window and all(abs(s) >= lim for s in window) and self.angle[0][0] <= t - dwell:
+            return (1 if mean >= 0 else -1), True
+        return 0, t - self.last_limit_t >= dwell
+
+    # ------------------------------------------------------------------ baseline and evaluation
+    def _window_weight(self, before: float | None = None, *, settled_from: float | None = None) -> tuple[float, float]:
+        """Σ of the cells' window means (g) and its variance; `before` leaves out the newest signal,
+        `settled_from` the first samples after a step, which still carry the HX711's settling tail."""
+        w = var = 0.0
+        tail = self.s.settle_samples - 1
+        end = math.inf if before is None else before
+        for c in self._cell_list:
+            if settled_from is not None:
+                start = settled_from + tail * c.dt
+                vals = [g for tt, g in c.win if start <= tt < end]
+                if len(vals) < 3:
+                    vals = [g for tt, g in c.win if tt < end][-3:]
+            else:
+                vals = [g for tt, g in c.win if tt < end]
+            if len(vals) < 2:
+                vals = [g for _, g in c.win]
+            if not vals:
+                if c.latest is None:
+                    continue
+                vals = [c.latest]
+            w += sum(vals) / len(vals)
+            var += c.sigma_g() ** 2 / len(vals)
+        return w, var
+
+    def _freeze_baseline(self, ts: float) -> None:
+        cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
+        self.w0, self.var_w0 = self._window_weight(cut)
+        if self._weigh_pending is not None:
+            self._reweigh(*self._weigh_pending)
+        board, _ = self._board(ts)
+        self.board0 = board
+        if board:
+            self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+        else:
+            fit, _, _ = self._fit(self._free_since(), cut, learn=True)
+            if fit is not None and fit.n >= 20:
+                self.tau0 = self.kappa * fit.rest
+                self.var_tau0 = (self.kappa * fit.rest_sigma) ** 2
+                self._track_torque_zero(self.tau0, self.var_tau0)
+                self._reweigh_beliefs(self.tau0, self.var_tau0, self.w0, self.var_w0)
+            elif self.tau_settled is not None:
+                self.tau0, self.var_tau0 = self.tau_settled, self.var_tau_settled
+            else:
+                self.tau0, self.var_tau0 = self._no_angle()
+
+    def _reweigh_beliefs(self, tau: float, var_tau: float, w: float, var_w: float) -> None:
+        """The arm has rested since the last change: judge that change again with the whole settled spell
+        (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left."""
+        changed = False
+        for b in self.beliefs:
+            m = b.via_measurement
+            if b.via is None or m is None:
+                continue
+            better = replace(m, tau1=tau, var_tau1=var_tau) if var_tau < m.var_tau1 else m
+            w_before, var_before = self._w_before_change
+            if var_w + var_before < m.var_dw:
+                better = replace(better, dw=w - w_before, var_dw=var_w + var_before)
+            ll = log_likelihood(b.via, better)[0]
+            b.log_weight += ll - b.via_ll
+            b.via = b.via_measurement = None
+            changed = True
+        if changed and len(self.beliefs) > 1:
+            top = max(b.log_weight for b in self.beliefs)
+            kept = [b for b in self.beliefs if b.log_weight - top > math.log(KEEP_BELIEF)]
+            kept.sort(key=lambda b: -b.log_weight)
+            for b in kept:
+                b.log_weight -= top
+            self.beliefs = kept
+
+    def _reweigh(self, w_before: float, var_before: float, holder: str, size: str, first: float) -> None:
+        """Weigh the pawn placed last again, over the whole settled spell since (not just the moment of
+        the decision): its mass is what tells it from its neighbours when it moves later."""
+        self._weigh_pending = None
+        nominal, sig = self.geo.mass[size], self.geo.mass_sigma[size]
+        var = self.var_w0 + var_before
+        if sig <= 0 or var <= 0:
+            return
+        wm, wv = 1.0 / sig ** 2, 1.0 / var
+        mass = (nominal * wm + (self.w0 - w_before) * wv) / (wm + wv)
+        sigma = math.sqrt(1.0 / (wm + wv))
+        for b in self.beliefs:
+            for i, p in enumerate(b.pawns):
+                if p.holder == holder and p.size == size and p.mass_g == first:
+                    b.pawns[i] = TrackedPawn(holder, size, mass, sigma)
+                    b.candidates = enumerate_candidates(self.geo, b.pawns)
+                    break
+        seen = self.weighed.get(size)
+        if seen and seen[-1] == first:
+            seen[-1] = mass
+
+    def _no_angle(self) -> tuple[float, float]:
+        if not self._accel_seen:
+            return 0.0, math.inf
+        recent = [s for _, s in list(self.angle)[-50:]]
+        if not recent:
+            return 0.0, math.inf
+        # no clean swing to fit: take the mean, with the swing's size as its uncertainty
+        mean = sum(recent) / len(recent)
+        spread = max(abs(s - mean) for s in recent)
+        return self.kappa * mean, (self.kappa * max(spread, 3 * self.accel_noise.sigma)) ** 2
+
+    def _tick(self, t: float) -> None:
+        if self.mode == "deciding":
+            self._evaluate(t)
+        elif self.mode == "settled":
+            self._settled_tick(t)
+
+    def _settled_tick(self, t: float) -> None:
+        board, ready = self._board(t)
+        if self.board_reported is None:
+            if ready:
+                self.board_reported = board
+        elif ready and board != self.board_reported:
+            self._report_board(t, board)
+        # zero tracking: only a settled, unchanged arm, and only drift-sized differences
+        w, _ = self._window_weight()
+        expected = sum(p.mass_g for p in self.pawns)
+        r = w - expected - self.zero_w
+        if abs(r) < self.s.zero_band_g:
+            self.zero_w += r * min(1.0, self.s.eval_every_s / self.s.zero_time_s)
+
+    def _track_torque_zero(self, tau: float, var: float) -> None:
+        expected, evar = model_torque(self.geo, self.pawns)
+        r = tau - expected - self.zero_t
+        if abs(r) < max(self.s.torque_band_gmm, 3 * math.sqrt(var + evar)):
+            self.zero_t += 0.1 * r
+
+    def _report_board(self, t: float, board: int) -> None:
+        previous = self.board_reported or 0
+        self.board_reported = board
+        conf = 1.0 if self.tilt.seen else 0.95
+        if previous == 0 and board != 0:
+            self._emit([ArmEvent(t, "tip", confidence=conf)])
+        elif previous != 0 and board == 0:
+            self._emit([ArmEvent(t, "untip", confidence=conf)])
+        else:
+            self._emit([ArmEvent(t, "untip", confidence=conf), ArmEvent(t, "tip", confidence=conf)])
+
+    def _emit(self, events: Sequence[ArmEvent]) -> None:
+        self._new.extend(events)
+        self.pending.extend(events)
+
+    def _measure_after(self, t: float, final: bool, *, board_state: tuple[int, bool] | None = None
+                       ) -> tuple[Measurement | None, int]:
+        board, ready = board_state or self._board(t)
+        if not ready and not final:
+            return None, board
+        w1, var1 = self._window_weight(t, settled_from=self.quiet_since)
+        if board:
+            tau1, var_tau1 = board * self.geo.tip_torque, 0.0
+        elif not self._accel_seen:
+            tau1, var_tau1 = 0.0, math.inf
+        else:
+            start = self._free_since()
+            if t - start < self.s.min_fit_s and not final:
+                return None, board
+            fit, ts, ss = self._fit(start, t)
+            if fit is None or (fit.rms > 1.5 * self.accel_noise.sigma and fit.n >= 30):
+                # too little swing yet, or one the model does not follow (a bounce off the board): wait
+                if not final:
+                    return None, board
+            if fit is None:
+                tau1, var_tau1 = self._no_angle()
+            else:
+                margin = 3 * fit.rest_sigma + self._limit_margin()
+                if abs(fit.rest) >= self.s_max - margin and not final:
+                    return None, board      # on its way to the board: wait for it to land (or not)
+                tau1 = self.kappa * fit.rest
+                var_tau1 = (self.kappa * fit.rest_sigma) ** 2
+        var0 = self.var_tau0
+        if self.board0 and not board:
+            var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
+        m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
+                        self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque)
+        return m, board
+
+    def _evaluate(self, t: float) -> None:
+        since = t - self.t_off
+        board_state = self._board(t)
+        self._last_board = board_state
+        board_now, ready = board_state
+        if (ready and self.board_reported is not None and board_now != self.board_reported
+                and since >= self.s.tip_deadline_s):
+            # the tip is plain once the hands are off; the change that caused it may take longer to name
+            self._report_board(t, board_now)
+        m, board = self._measure_after(t, since >= self.s.max_wait_s, board_state=board_state)
+        if m is None:
+            return
+        # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
+        final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
+        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at)
+        if verdict.decided and _lone_removal(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+            return
+        if verdict.decided:
+            self._decide(t, verdict, m, board, pairs)
+        elif not verdict.explained and since >= self.s.unexplained_s:
+            self._unexplained(t, m, board, ranked)
+
+    def _belief_table(self) -> list[tuple[float, list[Candidate], float]]:
+        if not self.board0:
+            return [(b.log_weight, b.candidates, 0.0) for b in self.beliefs]
+        # on the board beforehand, the torque before is each belief's own
+        return [(b.log_weight, b.candidates, model_torque(self.geo, b.pawns)[0] - self.tau0) for b in self.beliefs]
+
+    def _decide_interrupted(self, ts: float) -> None:
+        """A hand arrived while the last quiet spell was still being judged: judge it now, if it can be."""
+        cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
+        since = cut - self.t_off
+        if since < self.s.min_fit_s:
+            return
+        m, board = self._measure_after(cut, True, board_state=self._last_board)
+        if m is None:
+            return
+        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        # cut short by a hand, the quiet spell must explain itself well (a resting hand fits poorly)
+        verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0)
+        if verdict.decided:
+            if _lone_removal(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+                return      # lifted and put down elsewhere: one move, judged when it is down
+            self._decide(ts, verdict, m, board, pairs)
+        elif since >= 1.0:
+            # settled long enough to be sure it was a state of its own: say so, and measure on from it
+            self._unexplained(ts, m, board, ranked)
+
+    def _placed_mass(self, cand: Candidate, m: Measurement) -> tuple[float, float] | None:
+        if cand.kind != "place":
+            return None
+        nominal = self.geo.mass[cand.size]
+        sig = self.geo.mass_sigma[cand.size]
+        if sig <= 0:
+            return nominal, 0.0
+        # the pawn was weighed as it landed: combine that with what its size says
+        wm, wv = 1.0 / sig ** 2, 1.0 / m.var_dw
+        return (nominal * wm + m.dw * wv) / (wm + wv), math.sqrt(1.0 / (wm + wv))
+
+    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs) -> None:
+        top = verdict.ranked[0]
+        best = top.candidate
+        self._w_before_change = (self.w0, self.var_w0)
+        source = self.beliefs[top.hypothesis].pawns
+        before = tuple(source)
+        after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
+        change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
+                        verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
+                        hands_off_t=self.t_off,
+                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs))
+        self.changes.append(change)
+        placed = self._placed_mass(best, m)
+        self._weigh_pending = None
+        if placed is not None:
+            seen = self.weighed.setdefault(best.size, [])
+            seen.append(placed[0])
+            del seen[:-50]
+            self._weigh_pending = (self.w0, self.var_w0, best.holder, best.size, placed[0])
+        self._carry_beliefs(m, pairs, after)
+        self._settle_after(t, m, board)
+        events = change.events()
+        if self.board_reported is not None and board != self.board_reported:
+            previous = self.board_reported
+            self.board_reported = board
+            conf = 1.0 if self.tilt.seen else 0.95
+            if previous == 0:
+                events.append(ArmEvent(t, "tip", confidence=conf))
+            elif board == 0:
+                events.append(ArmEvent(t, "untip", confidence=conf))
+            else:
+                events += [ArmEvent(t, "untip", confidence=conf), ArmEvent(t, "tip", confidence=conf)]
+        elif self.board_reported is None:
+            self.board_reported = board
+        self._emit(events)
+
+    def _carry_beliefs(self, m: Measurement, pairs, reported: list[TrackedPawn]) -> None:
+        """Every account still possible after the change, the reported one first among equals."""
+        merged: dict[tuple, list] = {}
+        floor = pairs[0].weight * KEEP_BELIEF
+        table = self._belief_table()
+        for pr in pairs:
+            if pr.weight < floor:
+                break
+            src = self.beliefs[pr.hypothesis].pawns
+            pawns = apply_candidate(self.geo, src, pr.candidate, placed_mass=self._placed_mass(pr.candidate, m))
+            occ = _mass_key(pawns)
+            if occ in merged:
+                merged[occ][0] += pr.weight
+            else:
+                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2])[0]
+                merged[occ] = [pr.weight, pawns, pr.candidate, ll]
+            if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
+                break
+        cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else MAX_BELIEFS
+        ordered = sorted(merged.values(), key=lambda e: -e[0])[:cap]
+        rep = _mass_key(reported)
+        ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
+        best = max(e[0] for e in ordered)
+        refine = not m.censored1 and not self.board0
+        self.beliefs = [Belief(math.log(w / best), pawns, enumerate_candidates(self.geo, pawns),
+                               c if refine else None, ll, m if refine else None)
+                        for w, pawns, c, ll in ordered]
+
+    def _settle_after(self, t: float, m: Measurement, board: int) -> None:
+        self.mode = "settled"
+        self.board0 = board
+        self.tau_settled = m.tau1 if not board else None
+        self.var_tau_settled = m.var_tau1
+        self.w0 = self.w0 + m.dw
+
+    def _unexplained(self, t: float, m: Measurement, board: int, ranked) -> None:
+        msg = (f"the arm settled {m.dw:+.1f} g and {m.tau1 - m.tau0:+.0f} g·mm from where it was, which no single "
+               "placement, removal or move explains")
+        change = Change(t, None, tuple(ranked[:TOP_CANDIDATES]), (), 0.0, True, m, tuple(self.pawns),
+                        tuple(self.pawns), self.geo, hands_off_t=self.t_off)
+        self.changes.append(change)
+        self.notice = msg
+        self._settle_after(t, m, board)
+        events = [ArmEvent(t, "unexplained", confidence=0.0, ambiguous=True, change=change, message=msg)]
+        if self.board_reported is not None and board != self.board_reported:
+            self.board_reported = board
+            events.append(ArmEvent(t, "tip" if board else "untip", confidence=1.0 if self.tilt.seen else 0.95))
+        self._emit(events)
+
+    # ------------------------------------------------------------------ for the page
+    @property
+    def settled(self) -> bool:
+        return self.mode == "settled"
+
+    def rest_torque(self) -> tuple[float, float, int] | None:
+        """(τ g·mm, its σ, board side) of the settled arm now, tared and zero-tracked; None while it moves."""
+        if self.mode != "settled":
+            return None
+        board, _ = self._board(self.t)
+        if board:
+            return board * self.geo.tip_torque, 0.0, board
+        if not self._accel_seen:
+            return None
+        fit, _, _ = self._fit(self._free_since(), self.t)
+        if fit is None:
+            if self.tau_settled is None:
+                return None
+            return self.tau_settled - self.zero_t, math.sqrt(self.var_tau_settled), 0
+        return self.kappa * fit.rest - self.zero_t, self.kappa * fit.rest_sigma, 0
+
+    def live(self) -> dict:
+        """Live values for the page: weight (g), angle (°), torque (g·mm), settled, on the board."""
+        weight = None if self.w_display is None else self.w_display - self.zero_w
+        angle = None if self.s_display is None else math.degrees(math.asin(max(-1.0, min(1.0, self.s_display))))
+        rest = self.rest_torque() if self.mode == "settled" else None
+        if rest is not None:
+            torque = rest[0]
+        elif self.s_display is not None:
+            torque = self.kappa * self.s_display - self.zero_t
+        else:
+            torque = None
+        board, _ = self._board(self.t) if self.t > -math.inf else (0, False)
+        return {
+            "weight_g": None if weight is None else round(weight, 2),
+            "angle_deg": None if angle is None else round(angle, 2),
+            "torque_gmm": None if torque is None else round(torque, 0),
+            "tip_torque_gmm": round(self.geo.tip_torque, 0),
+            "settled": self.mode == "settled",
+            "state": self.mode,
+            "on_board": board != 0,
+            "pawns": self.occupancy,
+            "notice": self.notice,
+            "glitches": {c.name: c.glitches + c.spike.dropped for c in self._cell_list},
+        }
+
+    def mismatch(self, expected_pawns: Iterable[tuple[str, str]], *, sigmas: float = 5.0) -> str | None:
+        """None when the settled arm agrees with `expected_pawns` (a list of (holder, size)) within the noise,
+        else a message naming the holder most likely to be wrong. None also while the arm moves."""
+        if self.mode != "settled" or self.w_display is None:
+            return None
+        expected = nominal_pawns(self.geo, expected_pawns)
+        w, var_w = self._window_weight()
+        w -= self.zero_w
+        exp_w = sum(p.mass_g for p in expected)
+        var_w += sum(p.sigma_g ** 2 for p in expected) + self.s.zero_band_g ** 2 / 4
+        rest = self.rest_torque()
+        exp_t, var_t = model_torque(self.geo, expected)
+        dw = w - exp_w
+        off_w = dw * dw > sigmas ** 2 * var_w
+        off_t = False
+        if rest is not None:
+            tau, sig, board = rest
+            if board:
+                off_t = board * exp_t < self.geo.tip_torque - 3 * self.geo.tip_sigma
+            else:
+                vt = sig ** 2 + var_t + self.s.torque_band_gmm ** 2 + (self.s.rel_torque * exp_t) ** 2
+                off_t = (tau - exp_t) ** 2 > sigmas ** 2 * vt
+        if not off_w and not off_t:
+            return None
+        # which single difference explains what the sensors see best?
+        cands = enumerate_candidates(self.geo, expected)
+        tau_meas = rest[0] if rest is not None else exp_t
+        m = Measurement(dw, var_w, exp_t, var_t, tau_meas, (rest[1] ** 2 if rest else math.inf),
+                        rest[2] if rest else 0, self.geo.tip_torque, self.geo.tip_sigma ** 2,
+                        self.s.rel_weight, self.s.rel_torque)
+        best = rank(cands, m)[0]
+        c = best.candidate
+        if c.kind == "none" or best.distance2 > 50:
+            return (f"the board doesn't match: the arm carries {w:.1f} g and {tau_meas:+.0f} g·mm, the game's pawns "
+                    f"would give {exp_w:.1f} g and {exp_t:+.0f} g·mm")
+        if c.kind == "place":
+            return f"the board doesn't match — check holder {c.holder} (the arm seems to carry an extra {c.size} pawn there)"
+        if c.kind == "remove":
+            return f"the board doesn't match — check holder {c.holder} (its {c.size} pawn seems to be missing)"
+        if c.kind == "move":
+            return (f"the board doesn't match — check holders {c.from_holder} and {c.to_holder} (the {c.size} pawn "
+                    f"in {c.from_holder} seems to be in {c.to_holder})")
+        holders = sorted({h for h, _ in c.removed + c.added})
+        return f"the board doesn't match — check holders {', '.join(holders)}"

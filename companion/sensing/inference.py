@@ -1,0 +1,623 @@
+"""Which physical change explains a measured (ΔW, Δτ): candidates, likelihoods, ambiguity.
+
+Pure functions of the arm's geometry, the pawns believed to be on it, and one
+measurement. No game rules: a candidate is anything a hand can do to the arm in
+one go — put a pawn of size S in holder h, take the pawn out of h, move it from
+j to k, move it into k and take another pawn out (a beat), or clear the arm.
+
+Pawns of one size look alike to the sensors, so candidates are compared by
+their *net* effect on the occupancy: an L pawn beating an L pawn leaves the
+same pawns in the same holders as the mover's own removal, and is reported as
+such (the game layer matches it back to the beat; see `match_moves`).
+
+Each pawn on the arm carries its own mass estimate: a pawn placed under the
+sensors is weighed as it lands (to a few hundredths of a gram), a pawn the game
+declared is assumed nominal with the configured spread. Predictions then carry
+the spread of the masses involved, so two moves that differ by less than the
+pawns' own variation are called indistinguishable instead of guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from companion.games.balance_model import Model
+
+SQRT2 = math.sqrt(2.0)
+LOG_TINY = -1e6
+# how often each kind of change happens when a hand touches the arm, shared among that kind's
+# candidates: when the sensors cannot tell candidates apart (the arm resting on the board), "nothing
+# changed" — one candidate — is not outvoted by two hundred equally silent moves
+KIND_SHARE = {"none": 0.15, "place": 0.3, "move": 0.3, "remove": 0.1, "beat": 0.1, "clear": 0.05}
+KIND_ORDER = {"none": 0, "place": 1, "remove": 2, "move": 3, "beat": 4, "clear": 5}
+
+
+def _log_phi(z: float) -> float:
+    """log of the standard normal CDF, finite far into the lower tail."""
+    if z > -30:
+        return math.log(max(1e-300, 0.5 * math.erfc(-z / SQRT2)))
+    return -0.5 * z * z - math.log(-z) - 0.5 * math.log(2 * math.pi)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What sensing knows of the arm: holder positions and sizes, pawn masses, the tipping torque."""
+
+    x: Mapping[str, float]
+    capacity: Mapping[str, int]
+    beats: Mapping[str, tuple[str, ...]]
+    mass: Mapping[str, float]
+    mass_sigma: Mapping[str, float]
+    tip_torque: float
+    tip_sigma: float
+    order: tuple[str, ...]
+
+    @classmethod
+    def from_model(cls, model: Model, *, holder_x: Mapping[str, float] | None = None,
+                   tip_torque: float | None = None) -> "Geometry":
+        holder_x = holder_x or {}
+        phys = model.physics
+        return cls(
+            x={h.id: float(holder_x.get(h.id, h.x_mm)) for h in model.holders},
+            capacity={h.id: h.capacity for h in model.holders},
+            beats={h.id: tuple(h.beats) for h in model.holders},
+            mass=dict(phys.pawn_mass_g),
+            mass_sigma=dict(phys.mass_sigma_g),
+            tip_torque=model.tip_torque if tip_torque is None else tip_torque,
+            tip_sigma=phys.tip_sigma_gmm,
+            order=tuple(h.id for h in model.holders),
+        )
+
+
+@dataclass(frozen=True)
+class TrackedPawn:
+    holder: str
+    size: str
+    mass_g: float
+    sigma_g: float
+
+
+def nominal_pawns(geo: Geometry, pawns: Iterable[tuple[str, str]]) -> list[TrackedPawn]:
+    """Pawns declared from outside (the game): nominal mass, configured spread."""
+    out = []
+    for holder, size in pawns:
+        if holder not in geo.x:
+            raise ValueError(f"no holder {holder!r} on this arm (holders: {', '.join(geo.order)})")
+        if size not in geo.mass:
+            raise ValueError(f"no pawn size {size!r} (sizes: {', '.join(sorted(geo.mass))})")
+        out.append(TrackedPawn(holder, size, geo.mass[size], geo.mass_sigma[size]))
+    return out
+
+
+def model_torque(geo: Geometry, pawns: Sequence[TrackedPawn]) -> tuple[float, float]:
+    """(Σ x·m, its variance) of the pawns."""
+    x = geo.x
+    return (sum(x[p.holder] * p.mass_g for p in pawns),
+            sum((x[p.holder] * p.sigma_g) ** 2 for p in pawns))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One physical change and what it predicts for (ΔW, Δτ), with the covariance of pawn masses."""
+
+    kind: str                                   # none | place | remove | move | beat | clear
+    size: str | None = None
+    holder: str | None = None                   # place / remove
+    from_holder: str | None = None              # move / beat
+    to_holder: str | None = None
+    victim: tuple[str, str] | None = None       # beat: (holder, size) taken out
+    removed: tuple[tuple[str, str], ...] = ()   # net effect, (holder, size) sorted
+    added: tuple[tuple[str, str], ...] = ()
+    mean_w: float = 0.0
+    mean_t: float = 0.0
+    c_ww: float = 0.0
+    c_wt: float = 0.0
+    c_tt: float = 0.0
+    # how to apply it to the tracked pawns: indices removed, index moved and where, sizes placed
+    take: tuple[int, ...] = field(default=(), compare=False)
+    relocate: tuple[int, str] | None = field(default=None, compare=False)
+    put: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def key(self) -> tuple:
+        return (self.removed, self.added)
+
+    def describe(self) -> str:
+        if self.kind == "none":
+            return "no change"
+        if self.kind == "place":
+            return f"place {self.size} in {self.holder}"
+        if self.kind == "remove":
+            return f"remove {self.size} from {self.holder}"
+        if self.kind == "move":
+            return f"move {self.size} {self.from_holder} → {self.to_holder}"
+        if self.kind == "beat":
+            return (f"move {self.size} {self.from_holder} → {self.to_holder} "
+                    f"and remove {self.victim[1]} from {self.victim[0]}")
+        return "clear the arm (" + ", ".join(f"{s} from {h}" for h, s in self.removed) + ")"
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"kind": self.kind, "text": self.describe()}
+        for k in ("size", "holder", "from_holder", "to_holder"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        if self.victim:
+            d["victim"] = {"holder": self.victim[0], "size": self.victim[1]}
+        if self.kind == "clear":
+            d["removed"] = [{"holder": h, "size": s} for h, s in self.removed]
+        d["predicted"] = {"weight_g": round(self.mean_w, 2), "torque_gmm": round(self.mean_t, 1)}
+        return d
+
+
+def _net(removed: list[tuple[str, str]], added: list[tuple[str, str]]) -> tuple[tuple, tuple]:
+    rem = list(removed)
+    add = []
+    for a in added:
+        if a in rem:
+            rem.remove(a)
+        else:
+            add.append(a)
+    return tuple(sorted(rem)), tuple(sorted(add))
+
+
+def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, take: Sequence[int] = (),
+           relocate: tuple[int, str] | None = None, put: Sequence[tuple[str, str]] = (),
+           **desc: Any) -> Candidate:
+    """Prediction for taking pawns `take`, moving pawn `relocate`, placing new pawns `put`."""
+    x = geo.x
+    mw = mt = cww = cwt = ctt = 0.0
+    removed, added = [], []
+    for i in take:
+        p = pawns[i]
+        gx = x[p.holder]
+        v = p.sigma_g * p.sigma_g
+        mw -= p.mass_g
+        mt -= gx * p.mass_g
+        cww += v
+        cwt += gx * v
+        ctt += gx * gx * v
+        removed.append((p.holder, p.size))
+    if relocate is not None:
+        i, dest = relocate
+        p = pawns[i]
+        dx = x[dest] - x[p.holder]
+        mt += dx * p.mass_g
+        ctt += dx * dx * p.sigma_g * p.sigma_g
+        removed.append((p.holder, p.size))
+        added.append((dest, p.size))
+    for holder, size in put:
+        gx = x[holder]
+        m = geo.mass[size]
+        v = geo.mass_sigma[size] ** 2
+        mw += m
+        mt += gx * m
+        cww += v
+        cwt += gx * v
+        ctt += gx * gx * v
+        added.append((holder, size))
+    rem, add = _net(removed, added)
+    return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
+                     take=tuple(take), relocate=relocate, put=tuple(put), **desc)
+
+
+def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
+    """Every change one hand can make in one go, given the pawns on the arm."""
+    count: dict[str, int] = {}
+    for p in pawns:
+        count[p.holder] = count.get(p.holder, 0) + 1
+    cap = geo.capacity
+    out = [build_candidate(geo, "none", pawns)]
+    for h in geo.order:
+        if count.get(h, 0) < cap[h]:
+            for size in geo.mass:
+                out.append(build_candidate(geo, "place", pawns, put=[(h, size)], size=size, holder=h))
+    seen_variant: set[tuple] = set()
+    for i, p in enumerate(pawns):
+        variant = (p.holder, p.size, p.mass_g)
+        if variant in seen_variant:
+            continue  # a second pawn of the same size and weight in the same holder changes nothing
+        seen_variant.add(variant)
+        out.append(build_candidate(geo, "remove", pawns, take=[i], size=p.size, holder=p.holder))
+        for k in geo.order:
+            if k == p.holder:
+                continue
+            if count.get(k, 0) < cap[k]:
+                out.append(build_candidate(geo, "move", pawns, relocate=(i, k), size=p.size, from_holder=p.holder,
+                                  to_holder=k))
+            for j, v in enumerate(pawns):
+                if j == i or v.holder not in geo.beats[k]:
+                    continue
+                room = count.get(k, 0) - (1 if v.holder == k else 0)
+                if room < cap[k]:
+                    out.append(build_candidate(geo, "beat", pawns, take=[j], relocate=(i, k), size=p.size,
+                                      from_holder=p.holder, to_holder=k, victim=(v.holder, v.size)))
+    if len(pawns) >= 2:
+        out.append(build_candidate(geo, "clear", pawns, take=list(range(len(pawns)))))
+    return out
+
+
+def apply_candidate(geo: Geometry, pawns: Sequence[TrackedPawn], cand: Candidate, *,
+                    placed_mass: tuple[float, float] | None = None) -> list[TrackedPawn]:
+    """The tracked pawns after `cand`; a placed pawn gets `placed_mass` (value, σ) when it was weighed."""
+    out = list(pawns)
+    if cand.relocate is not None:
+        i, dest = cand.relocate
+        p = out[i]
+        out[i] = TrackedPawn(dest, p.size, p.mass_g, p.sigma_g)
+    for i in sorted(cand.take, reverse=True):
+        del out[i]
+    for holder, size in cand.put:
+        if placed_mass is not None:
+            m, s = placed_mass
+            out.append(TrackedPawn(holder, size, m, s))
+        else:
+            out.append(TrackedPawn(holder, size, geo.mass[size], geo.mass_sigma[size]))
+    return out
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One settled-to-settled change as the sensors saw it.
+
+    Torques are absolute (g·mm, tared): `tau0` is the rest torque before (measured,
+    or — when the arm rested on the board and the angle said nothing — the model's
+    torque of the pawns then on it), `tau1` after. `censored1` is +1/-1 when the arm
+    rests on the board on that side afterwards (only |τ| ≥ τ_tip is then known).
+    A missing accelerometer gives infinite torque variances: weight alone decides.
+    """
+
+    dw: float
+    var_dw: float
+    tau0: float
+    var_tau0: float
+    tau1: float
+    var_tau1: float
+    censored1: int = 0
+    tip_torque: float = 0.0
+    tip_var: float = 0.0
+    rel_w: float = 0.005
+    rel_t: float = 0.01
+
+    def combine(self, later: "Measurement") -> "Measurement":
+        """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
+        return Measurement(self.dw + later.dw, self.var_dw + later.var_dw, self.tau0, self.var_tau0,
+                           later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
+                           max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t))
+
+    def to_dict(self) -> dict:
+        return {
+            "weight_change_g": round(self.dw, 3), "weight_sigma_g": round(math.sqrt(self.var_dw), 3),
+            "torque_before_gmm": round(self.tau0, 1), "torque_after_gmm": round(self.tau1, 1),
+            "torque_sigma_gmm": round(math.sqrt(self.var_tau0 + self.var_tau1), 1)
+            if math.isfinite(self.var_tau0 + self.var_tau1) else None,
+            "on_board_after": self.censored1 != 0,
+        }
+
+
+def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0) -> tuple[float, float]:
+    """(log-likelihood, squared Mahalanobis distance) of `m` if `c` happened.
+
+    `shift` moves the torque before: when the arm rested on the board beforehand, that
+    torque comes from the pawns believed on it, and each belief has its own.
+    """
+    rw = m.dw - c.mean_w
+    sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
+    if m.censored1:
+        pred = m.tau0 + shift + c.mean_t
+        var = m.var_tau0 + c.c_tt + m.tip_var + (m.rel_t * c.mean_t) ** 2
+        z = (m.censored1 * pred - m.tip_torque) / math.sqrt(var) if math.isfinite(var) else 0.0
+        lt = _log_phi(z) if math.isfinite(var) else 0.0
+        d2w = rw * rw / sww
+        return -0.5 * d2w - 0.5 * math.log(sww) + lt, d2w + (z * z if z < 0 else 0.0)
+    stt = c.c_tt + m.var_tau0 + m.var_tau1 + (m.rel_t * c.mean_t) ** 2
+    if not math.isfinite(stt):
+        d2 = rw * rw / sww
+        return -0.5 * d2 - 0.5 * math.log(sww), d2
+    rt = (m.tau1 - m.tau0 - shift) - c.mean_t
+    swt = c.c_wt
+    det = sww * stt - swt * swt
+    if det <= 0:
+        det = sww * stt
+        swt = 0.0
+    d2 = (rw * rw * stt - 2 * rw * rt * swt + rt * rt * sww) / det
+    return -0.5 * d2 - 0.5 * math.log(det), d2
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A net change, its best explanation, and its probability (summed over the ways it can happen)."""
+
+    candidate: Candidate
+    log_likelihood: float
+    distance2: float
+    probability: float
+    hypothesis: int = 0      # which belief about the pawns on the arm the best explanation starts from
+    shift: float = 0.0       # that belief's torque before, relative to the measurement's
+
+    def to_dict(self) -> dict:
+        return {**self.candidate.to_dict(), "probability": round(self.probability, 4),
+                "log_likelihood": round(self.log_likelihood, 2)}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One way the change could have happened: from hypothesis `hypothesis`, by `candidate`."""
+
+    weight: float
+    hypothesis: int
+    candidate: Candidate
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How finely the sensors tell two predictions apart: 1σ of a change measured over the longest
+    wait (weight, torque), and how many of those apart two candidates must be for one to be picked
+    over the other reliably (5σ: right about 99.5 % of the time). Closer ones are called ambiguous."""
+
+    weight_g: float = 0.06
+    torque_gmm: float = 6.0
+    group_distance: float = 5.0
+
+
+def rank(cands: Sequence[Candidate], m: Measurement) -> list[Scored]:
+    """Candidates from one belief about the pawns, scored and normalised, best first."""
+    return rank_beliefs([(0.0, cands, 0.0)], m)[0]
+
+
+def rank_beliefs(beliefs: Sequence[tuple[float, Sequence[Candidate], float]], m: Measurement
+                 ) -> tuple[list[Scored], list[Pair]]:
+    """Score every candidate of every belief (log-weight, candidates, torque shift) against `m`.
+
+    Returns the net changes best first — each with the probability of all the ways it
+    can happen, explained by its likeliest way — and every (belief, candidate) pair
+    with its probability, from which the follower carries its beliefs forward.
+    """
+    scores: list[tuple[float, float, int, Candidate]] = []
+    for hi, (logw, cands, shift) in enumerate(beliefs):
+        counts: dict[str, int] = {}
+        for c in cands:
+            counts[c.kind] = counts.get(c.kind, 0) + 1
+        prior = {k: math.log(KIND_SHARE[k] / n) for k, n in counts.items()}
+        for c in cands:
+            # a wrong weight rules a candidate out before its torque is worth computing
+            rw = m.dw - c.mean_w
+            sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
+            if rw * rw > 400.0 * sww:
+                ll, d2 = -0.5 * rw * rw / sww - 0.5 * math.log(sww), rw * rw / sww
+            else:
+                ll, d2 = log_likelihood(c, m, shift)
+            scores.append((logw + ll + prior[c.kind], d2, hi, c))
+    top = max(sc[0] for sc in scores)
+    total = 0.0
+    weighted = []
+    for sc, d2, hi, c in scores:
+        w = math.exp(max(-700.0, sc - top))
+        total += w
+        weighted.append((w, sc, d2, hi, c))
+    by_key: dict[tuple, list] = {}
+    pairs = []
+    for w, sc, d2, hi, c in weighted:
+        p = w / total
+        pairs.append(Pair(p, hi, c))
+        entry = by_key.get(c.key)
+        if entry is None:
+            by_key[c.key] = [p, sc, d2, hi, c]
+            continue
+        entry[0] += p
+        # one net effect, several descriptions: show the simplest, score by the likeliest
+        if KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind] or (c.kind == entry[4].kind and sc > entry[1]):
+            entry[3:] = [hi, c]
+        if sc > entry[1]:
+            entry[1:3] = [sc, d2]
+    ranked = sorted(by_key.values(), key=lambda e: (-e[0], KIND_ORDER[e[4].kind]))
+    pairs.sort(key=lambda pr: -pr.weight)
+    return ([Scored(c, sc, d2, p, hi, beliefs[hi][2]) for p, sc, d2, hi, c in ranked], pairs)
+
+
+def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolution, *,
+                      shift_a: float = 0.0, shift_b: float = 0.0) -> bool:
+    """Whether even a long, quiet measurement could not tell `a` from `b` reliably.
+
+    Mahalanobis distance between the two predictions under their average covariance (pawn masses —
+    which move weight and torque together, so a placement's holder stays plain however heavy the
+    pawn — plus the sensors' resolution), against `res.group_distance`.
+    """
+    dw = a.mean_w - b.mean_w
+    if m.censored1:
+        # resting on the board, the angle only says 'at least τ_tip': both fit if both predict it
+        for c, shift in ((a, shift_a), (b, shift_b)):
+            pred = m.tau0 + shift + c.mean_t
+            var = m.var_tau0 + c.c_tt + m.tip_var
+            if _log_phi((m.censored1 * pred - m.tip_torque) / math.sqrt(var)) < math.log(0.02):
+                return False
+        vw = res.weight_g ** 2 + 0.5 * (a.c_ww + b.c_ww)
+        return dw * dw / vw < res.group_distance ** 2
+    vw = res.weight_g ** 2 + 0.5 * (a.c_ww + b.c_ww)
+    if not math.isfinite(m.var_tau1 + m.var_tau0):
+        return dw * dw / vw < res.group_distance ** 2
+    dt = (a.mean_t + shift_a) - (b.mean_t + shift_b)
+    # a scale error (κ, counts per gram) stretches both predictions alike: only their difference blurs
+    vt = res.torque_gmm ** 2 + 0.5 * (a.c_tt + b.c_tt) + (m.rel_t * dt) ** 2
+    cwt = 0.5 * (a.c_wt + b.c_wt)
+    det = vw * vt - cwt * cwt
+    if det <= 0:
+        det, cwt = vw * vt, 0.0
+    d2 = (dw * dw * vt - 2 * dw * dt * cwt + dt * dt * vw) / det
+    return d2 < res.group_distance ** 2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decided: bool
+    ranked: list[Scored]
+    group: list[Scored]          # the best and every candidate it cannot be told from
+    confidence: float            # probability of the best
+    ambiguous: bool
+    explained: bool              # the best fits the measurement within the noise model
+
+
+def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
+          decide_at: float = 0.999, ambiguous_below: float = 0.99, explain_d2: float = 36.0,
+          early_d2: float = 9.0) -> Verdict:
+    """Decide now, or wait for more data.
+
+    Decided once the best candidate together with those it can never be told from
+    holds `decide_at` of the probability and fits within `early_d2`, or when `final` (the
+    longest wait is over) and it fits within `explain_d2`.
+    Ambiguous when that group has more than one member, or when at the final call the
+    rest still holds more than 1 - `ambiguous_below`.
+    """
+    if ranked[0].candidate.kind == "none" and ranked[0].probability < 0.5 and len(ranked) > 1:
+        # "nothing changed" must beat every change together, not just each one: on the board, two
+        # hundred moves may each be less likely than no change while one of them surely happened
+        ranked = [ranked[1], ranked[0]] + list(ranked[2:])
+    best = ranked[0]
+    group = [s for s in ranked if s is best or indistinguishable(best.candidate, s.candidate, m, res,
+                                                                   shift_a=best.shift, shift_b=s.shift)]
+    mass = sum(s.probability for s in group)
+    explained = best.distance2 <= explain_d2
+    # before the last call, the best must also fit well: a poor fit is more often a disturbed
+    # measurement than a real change no candidate quite matches
+    decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2))
+    ambiguous = len(group) > 1 or (decided and final and mass < ambiguous_below)
+    return Verdict(decided, list(ranked), group, best.probability, ambiguous, explained)
+
+
+# ----------------------------------------------------------------------------- the game layer's side
+
+@dataclass(frozen=True)
+class MoveMatch:
+    move: dict
+    probability: float       # among the moves given
+    log_likelihood: float
+    fits: bool               # the measurement is consistent with this move at all
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"move": self.move, "probability": round(self.probability, 4),
+                "log_likelihood": round(self.log_likelihood, 2), "fits": self.fits, "text": self.text}
+
+
+def move_candidates(geo: Geometry, pawns: Sequence[TrackedPawn], move: Mapping[str, Any]
+                    ) -> tuple[list[TrackedPawn], list[Candidate]]:
+    """The physical change(s) a game move makes, and the pawns their indices refer to (`pawns`, plus
+    any the move names that sensing did not know of, at nominal mass). Several candidates when the
+    pawn the move names is not unique (two pawns of one size in a holder)."""
+    kind = move.get("kind")
+    size = move.get("size")
+    src, dst, beats = move.get("from_holder"), move.get("to_holder"), move.get("beats")
+    if kind not in ("place", "advance", "rearrange"):
+        return list(pawns), [build_candidate(geo, "none", pawns)]
+    for name, h in (("to_holder", dst), ("from_holder", src), ("beats", beats)):
+        if h is not None and h not in geo.x:
+            raise ValueError(f"move names unknown holder {h!r} in {name}")
+    if size not in geo.mass:
+        raise ValueError(f"move has no pawn size (size={size!r})")
+    if dst is None:
+        raise ValueError("move has no to_holder")
+    # pawns may be missing from what sensing believes; declare them nominally so the move can be scored
+    pool = list(pawns)
+    movers: list[int | None] = [None]
+    if kind != "place":
+        if src is None:
+            raise ValueError("an advance needs from_holder")
+        movers = [i for i, p in enumerate(pool) if p.holder == src and p.size == size]
+        if not movers:
+            pool.append(TrackedPawn(src, size, geo.mass[size], geo.mass_sigma[size]))
+            movers = [len(pool) - 1]
+    vsize = move.get("beaten_size")
+    if beats is not None and not any(p.holder == beats and (vsize is None or p.size == vsize)
+                                     and i not in movers for i, p in enumerate(pool)):
+        for s in ([vsize] if vsize else list(geo.mass)):
+            pool.append(TrackedPawn(beats, s, geo.mass[s], geo.mass_sigma[s]))
+    out = []
+    for i in movers:
+        victims: list[int | None] = [None]
+        if beats is not None:
+            victims = [j for j, p in enumerate(pool)
+                       if p.holder == beats and (vsize is None or p.size == vsize) and j != i]
+        for j in victims:
+            take = [j] if j is not None else []
+            victim = (pool[j].holder, pool[j].size) if j is not None else None
+            if i is None:
+                out.append(build_candidate(geo, "place", pool, take=take, put=[(dst, size)], size=size, holder=dst))
+            else:
+                out.append(build_candidate(geo, "beat" if j is not None else "move", pool, take=take, relocate=(i, dst),
+                                  size=size, from_holder=src, to_holder=dst, victim=victim))
+    return pool, out
+
+
+def _move_text(move: Mapping[str, Any]) -> str:
+    kind = move.get("kind")
+    if kind == "place":
+        text = f"place {move.get('size')} in {move.get('to_holder')}"
+    elif kind in ("advance", "rearrange"):
+        text = f"move {move.get('size')} {move.get('from_holder')} → {move.get('to_holder')}"
+    else:
+        text = str(kind)
+    if move.get("beats"):
+        text += f", beating the pawn in {move['beats']}"
+    return text
+
+
+def match_moves(change: Any, moves: Sequence[Mapping[str, Any]], *, fit_d2: float = 36.0) -> list[MoveMatch]:
+    """Which of the game's legal moves the sensed change was, best first.
+
+    `change` is a `Change` (or an `ArmEvent` from one), or a sequence of them in order
+    (say a pawn was lifted, the arm settled, and it was put down elsewhere: two changes,
+    one move). `moves` are plain dicts: kind ("place" | "advance"), from_holder, to_holder,
+    size, beats (holder or None) and optionally beaten_size. Probabilities are normalised
+    over the moves given (each legal move equally likely beforehand); `fits` says whether
+    the sensors are consistent with the move at all — when none fits, the board does not
+    match the game.
+    """
+    changes = _as_changes(change)
+    first = changes[0]
+    m = first.measurement
+    for later in changes[1:]:
+        m = m.combine(later.measurement)
+    geo = first.geometry
+    pawns = first.before
+    scored = []
+    for mv in moves:
+        best = None
+        for c in move_candidates(geo, pawns, mv)[1]:
+            ll, d2 = log_likelihood(c, m)
+            if best is None or ll > best[0]:
+                best = (ll, d2)
+        scored.append((best[0], best[1], dict(mv)))
+    if not scored:
+        return []
+    top = max(s[0] for s in scored)
+    weights = [math.exp(max(-700.0, s[0] - top)) for s in scored]
+    total = sum(weights)
+    out = [MoveMatch(mv, w / total, ll, d2 <= fit_d2, _move_text(mv)) for (ll, d2, mv), w in zip(scored, weights)]
+    out.sort(key=lambda mm: -mm.probability)
+    return out
+
+
+def _as_changes(change: Any) -> list:
+    if isinstance(change, (list, tuple)):
+        items = list(change)
+    else:
+        items = [change]
+    out = []
+    for item in items:
+        c = getattr(item, "change", item)
+        if c is None or getattr(c, "measurement", None) is None:
+            raise ValueError("match_moves needs the change a place/remove/move event came from (tip events have none)")
+        if not out or out[-1] is not c:
+            out.append(c)
+    if not out:
+        raise ValueError("match_moves needs at least one change")
+    return out
+
+
+def chosen_move(matches: Sequence[MoveMatch], *, threshold: float = 0.95) -> dict | None:
+    """The move to apply without asking, or None: ask the players (or nothing fits at all)."""
+    if matches and matches[0].fits and matches[0].probability >= threshold:
+        return matches[0].move
+    return None

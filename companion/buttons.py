@@ -39,8 +39,10 @@ def choices(game: str, view: dict) -> list[dict]:
 
 
 class ButtonController:
-    def __init__(self, host, roll: Callable[[], Any], dice: Callable[[int], list[int]]):
+    def __init__(self, host, roll: Callable[[], Any], dice: Callable[[int], list[int]],
+                 actions: dict | None = None):
         self.host = host
+        self.actions = actions or {}  # game -> {button name: action}: the config's [button_actions]
         self.roll = roll
         self.dice = dice
         self.arm = None  # an ArmLink: while it asks which move was made, the buttons answer
@@ -70,6 +72,10 @@ class ButtonController:
             return
         if name == "undo":
             self.host.undo(source="button")
+            return
+        mapped = self.actions.get(self.host.game, {}).get(name)
+        if mapped is not None:
+            self.host.act(dict(mapped), source="button")
             return
         options, index = self.current()
         if name in NEXT_NAMES:

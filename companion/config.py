@@ -63,6 +63,9 @@ class Config:
     buttons: Mapping[str, int] = field(default_factory=dict)
     indicators: Mapping[str, int] = field(default_factory=dict)
     mqtt: MqttConfig | None = None
+    # per game, what a named button sends as a game action (on top of roll/next/confirm/undo)
+    button_actions: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: {
+        g: {"end": {"type": "end_turn"}} for g in ("risk", "balance_of_power", "global_powers")})
 
     @property
     def game_follows_arm(self) -> bool:
@@ -154,7 +157,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     """Check a config table (as read from TOML); ConfigError names the first problem."""
     c = _Checker(source)
     top = {"game", "balance", "store", "web", "simulate", "load_cells", "accelerometer", "tilt_switch",
-           "buttons", "indicators", "mqtt"}
+           "buttons", "indicators", "mqtt", "button_actions"}
     unknown = sorted(set(data) - top)
     if unknown:
         raise c.fail(unknown[0], f"unknown section (known: {', '.join(sorted(top))})")
@@ -282,6 +285,22 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         pins[pin] = label
 
     mqtt = parse_mqtt(data.get("mqtt"), source, base_dir=base)
+    button_actions = {g: dict(v) for g, v in Config().button_actions.items()}
+    raw_actions = data.get("button_actions", {})
+    if not isinstance(raw_actions, Mapping):
+        raise c.fail("[button_actions]", "must be tables [button_actions.GAME] of button = { type = … }")
+    for game_name, table in raw_actions.items():
+        if game_name not in GAMES:
+            raise c.fail(f"[button_actions.{game_name}]", f"unknown game (games: {', '.join(GAMES)})")
+        if not isinstance(table, Mapping):
+            raise c.fail(f"[button_actions.{game_name}]", "must map button names to actions")
+        for button, action in table.items():
+            if not isinstance(action, Mapping) or not isinstance(action.get("type"), str):
+                raise c.fail(f"[button_actions.{game_name}] {button}",
+                             "must be an action table with a 'type', e.g. { type = \"end_turn\" }")
+            if button in ("roll", "next", "step", "select", "confirm", "undo"):
+                raise c.fail(f"[button_actions.{game_name}] {button}", "is a built-in button; name another one")
+        button_actions[game_name] = {**button_actions.get(game_name, {}), **dict(table)}
     cfg = Config(
         source=source, base_dir=base, game=name, players=players, game_options=options,
         balance=balance, model_ref=model_ref,
@@ -289,7 +308,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
-        mqtt=mqtt,
+        mqtt=mqtt, button_actions=button_actions,
     )
     try:
         cfg.model()

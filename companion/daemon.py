@@ -51,8 +51,10 @@ class Companion:
         self.table: SimulatedTable | None = None
         self.sensors: SensorMonitor | None = None
         self.indicators = SimIndicators(self.clock)
-        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo"))
-        self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice)
+        mapped = sorted({b for table in config.button_actions.values() for b in table})
+        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo", *mapped))
+        self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice,
+                                           {g: dict(a) for g, a in config.button_actions.items()})
         self._demo_idle = 0
         self._demo_pending = None
         self._stop = threading.Event()

@@ -53,3 +53,31 @@ def test_risk_roll_button_fights_the_declared_attack(comp):
     battle = comp.host.store.game_events(comp.host.game_id)[-1].body["action"]
     assert len(battle["attacker_dice"]) == 3 and len(battle["defender_dice"]) == 2
     assert all(1 <= d <= 6 for d in battle["attacker_dice"] + battle["defender_dice"])
+
+
+def test_configured_button_actions_per_game(tmp_path):
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False},
+                                     "button_actions": {"global_powers": {"vote": {"type": "end_turn"}}}}),
+                              store_path=tmp_path / "db.sqlite3")
+    c = Companion(cfg)
+    try:
+        c.host.new_game("balance_of_power", {"players": 2})
+        seq = c.host.seq
+        # the default: 'end' ends the turn in the three trackers (refused with the rule named when it can't)
+        refusal = c.press("end")
+        assert (refusal is None and c.host.seq == seq + 1) or (refusal and c.host.seq == seq)
+        assert "vote" in c.buttons.names
+    finally:
+        c.stop()
+
+
+@pytest.mark.parametrize("table,needle", [
+    ({"chess": {"x": {"type": "end_turn"}}}, "unknown game"),
+    ({"risk": {"end": "end_turn"}}, "must be an action table"),
+    ({"risk": {"confirm": {"type": "end_turn"}}}, "built-in button"),
+])
+def test_bad_button_actions(table, needle):
+    from companion.config import ConfigError
+
+    with pytest.raises(ConfigError, match=needle):
+        parse({"button_actions": table}, "c.toml")

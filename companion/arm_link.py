@@ -57,6 +57,9 @@ class ArmLink:
             return
         state = host.state
         model = self.companion.model
+        if ev.event == "unexplained":
+            self.notice = ev.message or "the arm changed in a way no single pawn explains: check the pawns"
+            return
         if ev.event in ("tip", "untip"):
             if ev.event == "tip" and state.options.tip_judge == "table" and not state.over:
                 self._act({"type": "tip"}, "the arm rests on the board")
@@ -115,7 +118,12 @@ class ArmLink:
         if state.round != getattr(self, "_round", state.round) or state.tipped_by is not None:
             self.follower.set_occupancy(state.on_arm())
         else:
-            self.follower.confirm_move(move, change)
+            try:
+                self.follower.confirm_move(move, change)
+            except ValueError as exc:
+                # the game's move cannot be made from what was sensed: take the game's word for the arm
+                log.info("sensing: %s; following the game's pawns instead", exc)
+                self.follower.set_occupancy(state.on_arm())
         self._round = state.round
 
     def answer(self, option: Any) -> None:

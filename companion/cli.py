@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import importlib.util
 import logging
 import signal
 import sys
@@ -41,8 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     hp.add_argument("--stdin", action="store_true", help="read the PIN from standard input instead of asking")
     hp.set_defaults(func=cmd_hash_pin)
     for module in PLUGIN_COMMANDS:
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module).add_commands(sub)
+        importlib.import_module(module).add_commands(sub)
     return p
 
 
@@ -96,10 +94,14 @@ def serve(cfg) -> int:
     from companion.store import StoreError
     from companion.web import create_app
 
+    from companion.sensing.calibration import CalibrationFileError
+
     try:
         companion = Companion(cfg)
     except StoreError as exc:
         return _fail(EXIT_START, str(exc))
+    except CalibrationFileError as exc:
+        return _fail(EXIT_CONFIG, str(exc))
     try:
         server = create_server(create_app(companion), host=cfg.host, port=cfg.port,
                                threads=cfg.max_streams + 8, ident="companion", channel_timeout=60)

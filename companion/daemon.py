@@ -37,6 +37,11 @@ class Companion:
         self.config = config
         self.clock = clock or Clock()
         self.model = config.model()
+        if config.game_follows_arm and not config.simulate:
+            # the measured arm (calibration.toml beside the config) is what the warnings must use too
+            from companion.sensing.calibration import calibrated_model, for_config
+
+            self.model = calibrated_model(self.model, for_config(config)[0])
         self.rng = random.Random(config.seed)
         self.store = store or EventStore(config.database())
         default_options = dict(config.game_options)

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from companion.games.balance_model import Model
 from companion.sensing.calibration import (ArmCalibration, CalibrationFileError, apply_file, calibration_path,
                                            from_config, load_file)
-from companion.sensing.events import ArmEvent
+from companion.sensing.events import EVENT_KINDS, ArmEvent
 from companion.sensing.follower import ArmFollower, FollowerSettings
 from companion.sensing.toml_lines import end_line, locate
 from companion.sensing.trace import TraceError, read_trace
@@ -210,7 +210,8 @@ def run(trace: str, config: str, *, calibration: str | None = None, use_beside: 
         return EXIT_BAD_INPUT
     lines = []
     for e in result.events:
-        if e.event == "unexplained":
+        if e.event not in EVENT_KINDS:
+            # the documented output has place/remove/move/tip/untip only; the rest is a note for the person
             print(f"companion analyze: at t={e.t:.3f} {e.message}", file=err)
             continue
         lines.append(json.dumps(e.to_json(candidates=candidates), ensure_ascii=False))

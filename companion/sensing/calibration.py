@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model, make_physics
-from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, SQRT_PI_2, TiltDebouncer
+from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, TiltDebouncer
 from companion.sensing.inference import Geometry
 from companion.sensing.swing import fit_swing, refine_swing
 from companion.sensing.toml_lines import locate
@@ -302,7 +302,8 @@ def load_file(path: str | os.PathLike) -> CalibrationFile:
     axis = accel.get("axis")
     if axis is not None and axis not in ("ax", "ay", "az"):
         raise fail("accelerometer", "axis", f"[accelerometer] axis must be ax, ay or az, not {axis!r}")
-    level = number(accel, "accelerometer", "level_g", check=lambda v: None if -1 < v < 1 else "must be between -1 and 1")
+    level = number(accel, "accelerometer", "level_g",
+                   check=lambda v: None if -1 < v < 1 else "must be between -1 and 1")
     anoise = number(accel, "accelerometer", "noise_g", check=lambda v: None if v >= 0 else "must not be negative")
     arm = data.get("arm", {})
     if not isinstance(arm, Mapping):
@@ -520,8 +521,9 @@ def tare(rows: Sequence[Row], cells: Sequence[str], *, axis: str | None = None,
             raise CalibrationRefused("the arm rests on the board during the tare: take everything off it and let it "
                                      "swing free")
         if r.amplitude > 0.05:
-            raise CalibrationRefused(f"the arm was still swinging (±{math.degrees(math.asin(min(1, r.amplitude))):.1f}°) "
-                                     "during the tare: wait until it rests")
+            swing = math.degrees(math.asin(min(1.0, r.amplitude)))
+            raise CalibrationRefused(f"the arm was still swinging (±{swing:.1f}°) during the tare: wait until it "
+                                     "rests")
         level, anoise = r.sin, r.noise
     return TareResult(offsets, noise, level, anoise)
 

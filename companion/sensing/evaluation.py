@@ -5,13 +5,19 @@ change of the pawns on the arm (and whether the arm rests on the board after it)
 the follower's events decided between that action's first touch and the next
 action's are its answer.
 
-"Indistinguishable": another change one hand could have made from the same pawns
-(with their true masses) comes closer than the ellipse (δW / 0.3 g)² + (δτ / 30 g·mm)² < 1:
-five times what the sensors resolve in the few seconds a decision may take (0.06 g,
-6 g·mm), the separation a pick must have to be right 99.5 % of the time. The follower
-groups candidates by the same rule. Or, when the arm ends on the board, the same
-weight change and also a tip to the same side, since the angle then says nothing
-more. Those can only be flagged, not told apart.
+What weight and torque can tell apart is judged from the pawns' true masses, by
+the distance d from the true change's (ΔW, Δτ) to the nearest other change one
+hand could have made, in units of (0.3 g, 30 g·mm) — five times what the sensors
+resolve in the second or two a decision takes (0.06 g, 6 g·mm), the separation a
+pick must have to be right 99.5 % of the time (the follower groups candidates by
+the same rule, with the masses it has weighed):
+
+- distinct (d ≥ 1): must be inferred exactly;
+- the same (d < 0.5): must be flagged ambiguous;
+- borderline (in between): counted apart, neither demanded nor forgiven.
+
+When the arm ends on the board the angle only says "tipped": another change of the
+same weight that also tips it to the same side counts as the same.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from companion.sensing.simtrace import Action
 
 SAME_WEIGHT_G = 0.3
 SAME_TORQUE_GMM = 30.0
+SAME_BELOW = 0.5          # d below this: the same to the sensors; from 1 on: distinct
 
 
 def _torque(geo: Geometry, pawns: Sequence[tuple[str, str, float]]) -> float:
@@ -35,7 +42,12 @@ def _torque(geo: Geometry, pawns: Sequence[tuple[str, str, float]]) -> float:
 
 
 def distinguishable(model: Model, action: Action) -> bool:
-    """Whether weight and torque alone can tell this action's net change from every other one."""
+    """Whether weight and torque alone can tell this action's net change from every other one (d ≥ 1)."""
+    return separation(model, action) >= 1.0
+
+
+def separation(model: Model, action: Action) -> float:
+    """d: how far the nearest other change is, in units of (0.3 g, 30 g·mm); 0 when one would tip it alike."""
     geo = Geometry.from_model(model)
     before = action.masses_before or [(h, s, geo.mass[s]) for h, s in action.before]
     after = action.masses_after or [(h, s, geo.mass[s]) for h, s in action.after]
@@ -53,6 +65,7 @@ def distinguishable(model: Model, action: Action) -> bool:
     after_side = (1 if tau_after > 0 else -1) if action.tipped_after else 0
     true_dw = sum(m for _, _, m in after) - sum(m for _, _, m in before)
     true_dt = tau_after - tau_before
+    nearest = math.inf
     for c in enumerate_candidates(geo, pawns):
         if c.key == true_key:
             continue
@@ -63,18 +76,16 @@ def distinguishable(model: Model, action: Action) -> bool:
         alt_side = side(alt_after)
         if after_side:
             if alt_side == after_side:
-                return False
+                nearest = min(nearest, math.sqrt(dw2))
             continue
         if alt_side:
             continue
         if before_side:
             # resting on the board before: only the torque after is read
-            if dw2 + ((alt_after - tau_after) / SAME_TORQUE_GMM) ** 2 < 1.0:
-                return False
+            nearest = min(nearest, math.sqrt(dw2 + ((alt_after - tau_after) / SAME_TORQUE_GMM) ** 2))
             continue
-        if dw2 + ((c.mean_t - true_dt) / SAME_TORQUE_GMM) ** 2 < 1.0:
-            return False
-    return True
+        nearest = min(nearest, math.sqrt(dw2 + ((c.mean_t - true_dt) / SAME_TORQUE_GMM) ** 2))
+    return nearest
 
 
 @dataclass
@@ -83,8 +94,9 @@ class Outcome:
 
     action: Action
     changed: bool                 # the pawns on the arm changed
-    distinguishable: bool
+    distinguishable: bool         # distinct to the sensors (d ≥ 1)
     reported: list[ArmEvent]
+    same: bool = False            # the same to the sensors as another change (d < 0.5)
     exact: bool = False           # the reported net change equals the true one
     flagged: bool = False         # reported as ambiguous
     missed_tip: bool = False
@@ -127,7 +139,8 @@ def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -
         untips = [e for e in mine if e.event == "untip"]
         rem, add = a.net
         changed = bool(rem or add)
-        o = Outcome(a, changed, distinguishable(model, a) if changed else True, mine)
+        d = separation(model, a) if changed else math.inf
+        o = Outcome(a, changed, d >= 1.0, mine, same=d < SAME_BELOW)
         want_tip = a.tipped_after and not a.tipped_before
         want_untip = a.tipped_before and not a.tipped_after
         if changed:
@@ -171,6 +184,9 @@ class Summary:
     exact: int = 0
     indistinguishable: int = 0
     flagged: int = 0
+    borderline: int = 0
+    borderline_exact: int = 0
+    borderline_flagged: int = 0
     false_ambiguous: int = 0        # distinguishable, yet flagged
     tips: int = 0
     tips_missed: int = 0
@@ -199,9 +215,13 @@ class Summary:
                     self.distinguishable += 1
                     self.exact += o.exact
                     self.false_ambiguous += o.flagged
-                else:
+                elif o.same:
                     self.indistinguishable += 1
                     self.flagged += o.flagged
+                else:
+                    self.borderline += 1
+                    self.borderline_exact += o.exact
+                    self.borderline_flagged += o.flagged
             if a.tipped_after and not a.tipped_before:
                 self.tips += 1
                 self.events += 1
@@ -221,6 +241,9 @@ class Summary:
             "flagged_pct": _pct(self.flagged, self.indistinguishable),
             "indistinguishable": self.indistinguishable,
             "false_ambiguous_pct": _pct(self.false_ambiguous, self.distinguishable),
+            "borderline": self.borderline,
+            "borderline_exact_pct": _pct(self.borderline_exact, self.borderline),
+            "borderline_flagged_pct": _pct(self.borderline_flagged, self.borderline),
             "tips": self.tips,
             "tips_missed": self.tips_missed,
             "untips": self.untips,

@@ -7,7 +7,7 @@ from typing import Any
 
 from companion.sensing.inference import Candidate, Geometry, Measurement, Scored, TrackedPawn
 
-EVENT_KINDS = ("place", "remove", "move", "tip", "untip")
+EVENT_KINDS = ("place", "remove", "move", "tip", "untip")   # what `companion analyze` prints
 TOP_CANDIDATES = 6
 
 

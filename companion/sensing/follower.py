@@ -279,9 +279,14 @@ class ArmFollower:
         options = []
         for logw, before in (change.beliefs_before or ((0.0, change.before),)):
             pool, cands = move_candidates(self.geo, list(before), move)
+            if len(pool) > len(before) or not self._fits(pool, cands):
+                continue  # in this account the move is impossible (its pawn is elsewhere, its holder full)
             for c in cands:
                 ll = log_likelihood(c, m)[0]
                 options.append((logw + ll, ll, pool, c))
+        if not options:
+            raise ValueError(f"the arm as sensed cannot have made that move ({move}); tell the follower the "
+                             "game's pawns with set_occupancy")
         options.sort(key=lambda e: -e[0])
         top = options[0][0]
         merged: dict[tuple, list] = {}
@@ -305,6 +310,16 @@ class ArmFollower:
                         for w, pawns, c, ll in ordered]
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+
+    def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
+        """Whether the move's changes leave every holder within its capacity."""
+        for c in cands:
+            count: dict[str, int] = {}
+            for p in apply_candidate(self.geo, pool, c):
+                count[p.holder] = count.get(p.holder, 0) + 1
+            if all(n <= self.geo.capacity[h] for h, n in count.items()):
+                return True
+        return False
 
     def _replay(self, pawns: list[TrackedPawn], c: Change) -> list[TrackedPawn]:
         """`pawns` with the net effect of a later change, moved pawns keeping their mass."""
@@ -662,7 +677,7 @@ class ArmFollower:
             start = self._free_since()
             if t - start < self.s.min_fit_s and not final:
                 return None, board
-            fit, ts, ss = self._fit(start, t)
+            fit, _, _ = self._fit(start, t)
             if fit is None or (fit.rms > 1.5 * self.accel_noise.sigma and fit.n >= 30):
                 # too little swing yet, or one the model does not follow (a bounce off the board): wait
                 if not final:
@@ -909,7 +924,8 @@ class ArmFollower:
             return (f"the board doesn't match: the arm carries {w:.1f} g and {tau_meas:+.0f} g·mm, the game's pawns "
                     f"would give {exp_w:.1f} g and {exp_t:+.0f} g·mm")
         if c.kind == "place":
-            return f"the board doesn't match — check holder {c.holder} (the arm seems to carry an extra {c.size} pawn there)"
+            return (f"the board doesn't match — check holder {c.holder} (the arm seems to carry an extra {c.size} "
+                    "pawn there)")
         if c.kind == "remove":
             return f"the board doesn't match — check holder {c.holder} (its {c.size} pawn seems to be missing)"
         if c.kind == "move":

@@ -242,6 +242,8 @@ def record_devices(reader: DeviceReader, out: Path, seconds: float | None, *, st
                     except queue.Empty:
                         break
                 for row in order.pop_ready(0.0, everything=True):
+                    if seconds is not None and row[0] > seconds:
+                        continue  # read while stopping, after the time asked for
                     f.write(format_row(*row) + "\n")
                     reader.stats.rows += 1
                 f.flush()

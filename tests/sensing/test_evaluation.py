@@ -1,0 +1,41 @@
+"""The benchmark's referee: what weight and torque can tell apart, and how outcomes are scored."""
+
+from companion.games.balance_model import load_model
+from companion.sensing.evaluation import Summary, distinguishable, score
+from companion.sensing.follower import ArmFollower
+from companion.sensing.simtrace import Action, HandStyle, TableScript
+
+MODEL = load_model("A")
+
+
+def action(before, after, **kw):
+    return Action("move", 0.0, 1.0, list(before), list(after), **kw)
+
+
+def test_moves_that_torque_alike_are_indistinguishable():
+    # L three holders in (-570) and M five holders in (-570)
+    assert not distinguishable(MODEL, action([("E1", "L"), ("E2", "M")], [("E4", "L"), ("E2", "M")]))
+    # L one holder out: nothing else gives +190 g·mm
+    assert distinguishable(MODEL, action([("E2", "L"), ("W4", "M")], [("E1", "L"), ("W4", "M")]))
+    # a pawn's own mass can part a nominal tie: 10.4 g vs 9.6 g moved three holders differ by 46 g·mm
+    assert distinguishable(MODEL, action([("E1", "L"), ("W1", "L")], [("E4", "L"), ("W1", "L")],
+                                         masses_before=[("E1", "L", 10.4), ("W1", "L", 9.6)],
+                                         masses_after=[("E4", "L", 10.4), ("W1", "L", 9.6)]))
+
+
+def test_a_short_session_scores_clean():
+    sc = TableScript(MODEL, "quiet-10sps", seed=31, hands=HandStyle(long_press_share=0.0))
+    sc.place("E2", "L")
+    sc.wait(4)
+    sc.touch("W3")
+    sc.wait(4)
+    sc.move("E2", "E5", "L")
+    sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration())
+    events = [e for r in sc.rows for e in f.feed(*r)]
+    outcomes, early = score(MODEL, sc.actions, events)
+    s = Summary()
+    s.add(outcomes, early)
+    row = s.row()
+    assert row["events"] == 2 and row["exact_pct"] == 100.0 and row["false_events"] == 0
+    assert row["latency_median_s"] < 1.5

@@ -1,0 +1,168 @@
+"""Ranking candidate changes from (ΔW, Δτ), with plain numbers; and narrowing them to legal moves."""
+
+import math
+
+import pytest
+
+from companion.games.balance_model import load_model
+from companion.sensing.inference import (Geometry, Measurement, Resolution, TrackedPawn, apply_candidate,
+                                         chosen_move, enumerate_candidates, judge, match_moves, rank)
+
+MODEL = load_model("A")
+GEO = Geometry.from_model(MODEL)
+TIP = MODEL.tip_torque
+
+
+def weighed(*pawns):
+    """Pawns weighed as they were placed: masses known to a hundredth of a gram."""
+    return [TrackedPawn(h, s, GEO.mass[s], 0.01) for h, s in pawns]
+
+
+def measure(dw, dtau, *, tau0=0.0, sw=0.02, st=4.0, censored=0):
+    return Measurement(dw, sw * sw, tau0, st * st / 2, tau0 + dtau, st * st / 2, censored, TIP,
+                       MODEL.physics.tip_sigma_gmm ** 2)
+
+
+def verdict(pawns, m, final=False):
+    return judge(rank(enumerate_candidates(GEO, pawns), m), m, Resolution(), final=final)
+
+
+def test_candidates_respect_capacity_and_include_moves_beats_and_clearing():
+    pawns = weighed(("E7", "L"), ("E1", "L"), ("E1", "M"))
+    cands = enumerate_candidates(GEO, pawns)
+    places = {(c.holder, c.size) for c in cands if c.kind == "place"}
+    assert ("E7", "L") not in places and ("E1", "M") not in places and ("E2", "M") in places
+    assert any(c.kind == "move" and c.from_holder == "E7" and c.to_holder == "W7" for c in cands)
+    assert not any(c.kind == "move" and c.to_holder == "E1" for c in cands)  # full
+    assert any(c.kind == "beat" and c.to_holder == "E1" and c.victim == ("E1", "M") for c in cands)
+    assert sum(c.kind == "clear" for c in cands) == 1
+
+
+def test_a_placement_is_named_by_weight_and_torque():
+    v = verdict(weighed(), measure(10.02, 951.0))
+    assert v.decided and not v.ambiguous
+    c = v.ranked[0].candidate
+    assert (c.kind, c.size, c.holder) == ("place", "L", "E3") and v.confidence > 0.999
+
+
+def test_a_heavier_pawn_still_lands_in_the_right_holder():
+    # 10.4 g at E3 torques like 10 g at 98.8 mm; its weight says it is simply heavy
+    v = verdict(weighed(), measure(10.4, 10.4 * 95))
+    assert v.ranked[0].candidate.holder == "E3" and not v.ambiguous
+
+
+def test_an_l_beating_an_l_is_the_same_net_change_as_a_removal():
+    pawns = weighed(("W3", "L"), ("W5", "L"))
+    v = verdict(pawns, measure(-10.0, -10.0 * -57))     # the W3 pawn went to W5 and beat the one there
+    best = v.ranked[0].candidate
+    assert best.kind == "remove" and best.holder == "W3" and best.removed == (("W3", "L"),)
+
+
+def test_two_pawns_whose_moves_torque_alike_are_flagged_not_guessed():
+    # L three holders inward (-570) and M five holders inward (-570): weight and torque cannot tell
+    pawns = weighed(("E1", "L"), ("E2", "M"))
+    v = verdict(pawns, measure(0.0, -570.0))
+    assert v.decided and v.ambiguous
+    kinds = {(s.candidate.size, s.candidate.from_holder, s.candidate.to_holder) for s in v.group}
+    assert {("L", "E1", "E4"), ("M", "E2", "E7")} <= kinds
+    assert v.confidence < 0.7
+
+
+def test_nothing_changed_is_a_candidate():
+    v = verdict(weighed(("E1", "L")), measure(0.01, 2.0))
+    assert v.ranked[0].candidate.kind == "none" and v.decided
+
+
+def test_an_unexplained_change_is_not_decided():
+    v = verdict(weighed(("E1", "L")), measure(23.0, 400.0), final=True)
+    assert not v.explained and not v.decided
+
+
+def test_resting_on_the_board_the_holder_is_open_but_the_size_is_known():
+    pawns = weighed(("E1", "L"), ("E1", "L"))
+    v = verdict(pawns, measure(10.0, 0.0, tau0=2660.0, censored=1), final=True)
+    assert v.decided and v.ambiguous
+    assert v.ranked[0].candidate.kind == "place" and v.ranked[0].candidate.size == "L"
+    holders = {s.candidate.holder for s in v.group}
+    assert {"E2", "E3"} <= holders and not holders & {"W1", "W2", "W3"}   # those would not tip it
+
+
+def test_on_the_board_nothing_changed_must_beat_all_changes_together():
+    # free at 2850, then resting on the board with the same weight: some move tipped it
+    pawns = weighed(("E1", "L"), ("E2", "L"), ("W7", "L"))
+    v = verdict(pawns, measure(0.0, 0.0, tau0=2850.0, censored=1), final=True)
+    assert v.ranked[0].candidate.kind == "move" and v.ambiguous
+
+
+def test_applying_a_placement_keeps_the_weighed_mass():
+    pawns = weighed(("E1", "L"))
+    place = next(c for c in enumerate_candidates(GEO, pawns) if c.kind == "place" and c.holder == "W2"
+                 and c.size == "M")
+    after = apply_candidate(GEO, pawns, place, placed_mass=(6.13, 0.02))
+    assert [(p.holder, p.size, p.mass_g) for p in after] == [("E1", "L", 10.0), ("W2", "M", 6.13)]
+
+
+class FakeChange:
+    """What match_moves reads from a follower's Change."""
+
+    def __init__(self, before, m):
+        self.before = tuple(before)
+        self.measurement = m
+        self.geometry = GEO
+
+
+def test_legal_moves_narrow_an_ambiguous_change():
+    change = FakeChange(weighed(("E1", "L"), ("E2", "M")), measure(0.0, -570.0))
+    legal = [{"kind": "advance", "from_holder": "E1", "to_holder": "E4", "size": "L", "beats": None},
+             {"kind": "place", "to_holder": "E4", "size": "L", "beats": None}]
+    matches = match_moves(change, legal)
+    assert matches[0].move["from_holder"] == "E1" and matches[0].fits and matches[0].probability > 0.999
+    assert chosen_move(matches) == legal[0]
+
+
+def test_when_two_legal_moves_fit_the_players_are_asked():
+    change = FakeChange(weighed(("E1", "L"), ("E3", "L")), measure(0.0, -570.0))
+    legal = [{"kind": "advance", "from_holder": "E1", "to_holder": "E4", "size": "L", "beats": None},
+             {"kind": "advance", "from_holder": "E3", "to_holder": "E6", "size": "L", "beats": None}]
+    matches = match_moves(change, legal)
+    assert all(mm.fits for mm in matches)
+    assert abs(matches[0].probability - 0.5) < 0.1
+    assert chosen_move(matches) is None
+
+
+def test_a_beat_matches_the_removal_it_looks_like():
+    change = FakeChange(weighed(("W3", "L"), ("W5", "L")), measure(-10.0, 570.0))
+    legal = [{"kind": "advance", "from_holder": "W3", "to_holder": "W5", "size": "L", "beats": "W5"},
+             {"kind": "advance", "from_holder": "W3", "to_holder": "W5", "size": "L", "beats": None}]
+    matches = match_moves(change, legal)
+    assert matches[0].move["beats"] == "W5" and matches[0].fits and not matches[1].fits
+
+
+def test_a_pawn_lifted_and_put_down_later_is_one_move():
+    before = weighed(("E2", "L"))
+    lifted = FakeChange(before, measure(-10.0, -1140.0, tau0=1140.0))
+    put = FakeChange([], measure(10.0, 570.0, tau0=0.0))
+    legal = [{"kind": "advance", "from_holder": "E2", "to_holder": "E5", "size": "L", "beats": None},
+             {"kind": "advance", "from_holder": "E2", "to_holder": "E4", "size": "L", "beats": None}]
+    assert chosen_move(match_moves([lifted, put], legal)) == legal[0]
+
+
+def test_nothing_fits_when_the_game_and_the_arm_disagree():
+    change = FakeChange(weighed(("E1", "L")), measure(6.0, 6.0 * -95))
+    legal = [{"kind": "place", "to_holder": "E3", "size": "L", "beats": None}]
+    matches = match_moves(change, legal)
+    assert not matches[0].fits and chosen_move(matches) is None
+
+
+def test_a_move_naming_an_unknown_holder_is_refused():
+    change = FakeChange(weighed(("E1", "L")), measure(0.0, 0.0))
+    with pytest.raises(ValueError, match="unknown holder 'X9'"):
+        match_moves(change, [{"kind": "place", "to_holder": "X9", "size": "L"}])
+
+
+def test_measurement_combines_two_changes():
+    a = measure(-10.0, -1140.0, tau0=1140.0)
+    b = measure(10.0, 570.0, tau0=0.0)
+    c = a.combine(b)
+    assert c.dw == 0.0 and c.tau0 == 1140.0 and c.tau1 == 570.0
+    assert math.isclose(c.var_dw, a.var_dw + b.var_dw)

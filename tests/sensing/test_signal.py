@@ -1,0 +1,101 @@
+"""Signal processing with plain data: the swing fit, glitch and spike filtering, noise, tilt debounce."""
+
+import math
+import random
+
+import pytest
+
+from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
+from companion.sensing.swing import fit_swing, refine_swing
+
+W = 2 * math.pi
+
+
+def swing(rest, amp, t0=0.0, seconds=1.0, rate=100, omega=W, zeta=0.08, noise=0.0, seed=1, phase=0.3):
+    rng = random.Random(seed)
+    wd = omega * math.sqrt(1 - zeta * zeta)
+    ts = [t0 + i / rate for i in range(int(seconds * rate))]
+    ss = [rest + amp * math.exp(-zeta * omega * (t - t0)) * math.cos(wd * (t - t0) + phase) + rng.gauss(0, noise)
+          for t in ts]
+    return ts, ss
+
+
+def test_the_rest_value_comes_out_of_part_of_one_swing():
+    ts, ss = swing(0.0731, 0.05, seconds=0.6)
+    fit = fit_swing(ts, ss, W, 0.08)
+    assert fit.rest == pytest.approx(0.0731, abs=1e-9)
+    assert fit.amplitude == pytest.approx(0.05, rel=1e-6)
+
+
+def test_its_uncertainty_is_honest_under_noise():
+    zs = []
+    for seed in range(40):
+        ts, ss = swing(0.05, 0.04, seconds=0.8, noise=0.002, seed=seed)
+        fit = fit_swing(ts, ss, W, 0.08, noise=0.002)
+        zs.append((fit.rest - 0.05) / fit.rest_sigma)
+    rms = math.sqrt(sum(z * z for z in zs) / len(zs))
+    assert 0.6 < rms < 1.5
+
+
+def test_too_few_samples_give_no_fit_and_refining_finds_the_frequency():
+    assert fit_swing([0.0, 0.01, 0.02], [0.0, 0.1, 0.2], W, 0.08) is None
+    ts, ss = swing(-0.02, 0.06, seconds=3.0, omega=W * 1.12, noise=0.001)
+    plain = fit_swing(ts, ss, W, 0.08, noise=0.001)
+    better = refine_swing(ts, ss, W, 0.08, noise=0.001)
+    assert better.omega == pytest.approx(W * 1.12, rel=0.01)
+    assert abs(better.rest + 0.02) < abs(plain.rest + 0.02) or abs(better.rest + 0.02) < 2e-4
+
+
+@pytest.mark.parametrize("value,bad", [(0, True), (-1, True), (0x7FFFFF, True), (-0x800000, True),
+                                       (0x7FFFF0, True), (12345, False), (-54321, False)])
+def test_hx711_glitch_values(value, bad):
+    assert is_glitch(value) is bad
+
+
+def test_a_single_spike_is_dropped_and_a_step_is_kept():
+    f = SpikeFilter()
+    out = []
+    for i, v in enumerate([100, 101, 99, 5000, 100, 102, 2000, 2001, 1999, 2002]):
+        got = f.push(i * 0.1, v, threshold=50)
+        if got:
+            out.append(got[1])
+    assert 5000 not in out and f.dropped == 1
+    assert out[-3:] == [2000, 2001, 1999]
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_the_noise_estimate_finds_sigma(order):
+    rng = random.Random(3)
+    ne = NoiseEstimate(50.0, order=order, weight=0.005)
+    for _ in range(6000):
+        ne.update(1000 + rng.gauss(0, 20))
+    assert ne.sigma == pytest.approx(20, rel=0.15)
+
+
+def test_second_differences_are_not_fooled_by_a_swing():
+    rng = random.Random(4)
+    first, second = NoiseEstimate(0.002, weight=0.005), NoiseEstimate(0.002, order=2, weight=0.005)
+    for k in range(6000):
+        v = 0.06 * math.sin(W * k / 100) + rng.gauss(0, 0.002)
+        first.update(v)
+        second.update(v)
+    assert second.sigma == pytest.approx(0.002, rel=0.2)
+    assert first.sigma > 1.25 * second.sigma
+
+
+def test_tilt_bounce_is_ignored_and_a_steady_contact_is_believed():
+    d = TiltDebouncer(0.03)
+    assert d.feed(0.0, False) is False
+    for i, v in enumerate([1, 0, 1, 0, 1]):
+        d.feed(1.0 + i * 0.004, bool(v))
+    assert d.at(1.02) is False
+    assert d.at(1.05) is True
+    assert d.changed_at == pytest.approx(1.016)
+    assert d.steady_for(1.5) == pytest.approx(0.484)
+
+
+def test_tilt_rows_may_be_only_the_changes():
+    d = TiltDebouncer(0.03)
+    d.feed(0.0, False)
+    d.feed(5.0, True)
+    assert d.at(5.01) is False and d.at(6.0) is True and d.steady_for(6.0) == pytest.approx(1.0)

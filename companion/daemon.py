@@ -71,6 +71,7 @@ class Companion:
         elif config.sensors or config.buttons or config.indicators:
             self._build_hardware()
         self.arm = None
+        self.calibration = None
         if self.sensors is not None and config.game_follows_arm:
             self._build_arm_link()
         self.buttons.on_press(self.press)
@@ -142,6 +143,10 @@ class Companion:
         self.controller.arm = self.arm
         self.sensors.on_sample(self.arm.feed)
         self.host.on_change(self.arm.on_game_change)
+        from companion.calibration_desk import CalibrationDesk
+
+        self.calibration = CalibrationDesk(self, cal)
+        self.sensors.on_sample(self.calibration.feed)
 
     def _sync_table(self, hand: bool = True) -> None:
         if self.table is None or self.host.game != "balance_duels":

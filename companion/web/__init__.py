@@ -318,6 +318,32 @@ def create_app(companion) -> Flask:
         companion.arm.answer(_body().get("option"))
         return jsonify({"ok": True, "state": state_payload()})
 
+    def desk():
+        if companion.calibration is None:
+            raise ApiError(404, "this table has no load cells to calibrate")
+        return companion.calibration
+
+    @app.get("/api/calibration")
+    def api_calibration():
+        return jsonify(desk().status())
+
+    @app.post("/api/calibration/<step>")
+    @change
+    def api_calibration_step(step: str):
+        body = _body()
+        d = desk()
+        if step == "start":
+            return jsonify(d.start(body.get("known_mass_g")))
+        if step == "begin":
+            return jsonify(d.begin(body.get("step"), body.get("mass_g"), body.get("holder")))
+        if step == "finish":
+            return jsonify(d.finish())
+        if step == "cancel":
+            return jsonify(d.cancel())
+        if step == "save":
+            return jsonify(d.save())
+        raise ApiError(404, f"no calibration action {step!r}: start, begin, finish, cancel or save")
+
     @app.post("/api/buttons/<name>")
     @change
     def api_button(name: str):

@@ -387,6 +387,47 @@
     catch (e) { $("setup-error").textContent = e.message; }
   });
 
+  // ---------------------------------------------------------------- calibration (the same steps as `companion calibrate`)
+  let calTimer = null;
+  async function calAction(action, body) {
+    $("cal-msg").textContent = "";
+    try { drawCal(await post(`/api/calibration/${action}`, body || {})); }
+    catch (e) { $("cal-msg").textContent = e.message; }
+  }
+  function drawCal(st) {
+    clearTimeout(calTimer);
+    if (!st.active) { $("cal-body").replaceChildren(); return; }
+    if (st.result) $("cal-msg").textContent = (st.result.ok ? "✓ " : "✕ ") + st.result.message;
+    $("cal-save").hidden = !st.complete;
+    $("cal-body").replaceChildren(el("ol", { class: "cal-steps" }, st.steps.map((step) => {
+      const busy = st.capturing === step.id;
+      const holder = step.needs.includes("holder") ? el("input", { type: "text", class: "cal-holder", placeholder: "holder, e.g. E4", "aria-label": "holder" }) : null;
+      return el("li", { class: step.done ? "done" : "" },
+        el("b", {}, (step.done ? "✓ " : "") + step.title), el("p", { class: "small" }, step.instructions),
+        holder,
+        busy ? el("progress", { max: 1, value: st.progress.fraction }) : el("button", { class: "btn", type: "button", disabled: !!st.capturing,
+          onclick: () => calAction("begin", { step: step.id, mass_g: Number($("cal-mass").value), holder: holder && holder.value ? holder.value : undefined }) }, step.done ? "Again" : "Begin"),
+        step.result && !step.done ? el("p", { class: "error" }, step.result.message) : null);
+    })));
+    if (st.capturing) {
+      calTimer = setTimeout(async () => {
+        const now = await (await fetch("/api/calibration")).json();
+        if (now.ready) calAction("finish"); else drawCal(now);
+      }, 400);
+    }
+  }
+  $("btn-cal").addEventListener("click", async () => {
+    $("cal").showModal();
+    const st = await (await fetch("/api/calibration")).json();
+    if (st.error) { $("cal-msg").textContent = st.error; return; }
+    if (st.active) drawCal(st); else calAction("start", { known_mass_g: Number($("cal-mass").value) });
+  });
+  $("cal-close").addEventListener("click", () => { clearTimeout(calTimer); $("cal").close(); });
+  $("cal-save").addEventListener("click", async () => {
+    try { const r = await post("/api/calibration/save", {}); $("cal-msg").textContent = "✓ " + r.message; }
+    catch (e) { $("cal-msg").textContent = e.message; }
+  });
+
   if ("wakeLock" in navigator) {
     const lock = () => navigator.wakeLock.request("screen").catch(() => {});
     lock();

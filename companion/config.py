@@ -86,6 +86,11 @@ class Config:
                 if k in self.balance}
         return load_model(target, **phys)
 
+    @property
+    def start_options(self) -> dict:
+        """The options a fresh game of the configured kind starts with ([game] players goes in too)."""
+        return {"players": self.players, **dict(self.game_options)}
+
     def database(self) -> Path:
         return self.store_path if self.store_path is not None else default_state_dir() / "companion.sqlite3"
 
@@ -311,9 +316,17 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         mqtt=mqtt, button_actions=button_actions,
     )
     try:
-        cfg.model()
+        model = cfg.model()
     except ModelError as exc:
         raise c.fail("[balance]", str(exc)) from None
+    # the daemon must not start half-configured: the game itself checks its options now
+    from companion.games.base import RuleError
+    from companion.games.registry import engines
+
+    try:
+        engines(model)[cfg.game].new(cfg.start_options)
+    except RuleError as exc:
+        raise c.fail("[game] options", str(exc)) from None
     return cfg
 
 

@@ -44,9 +44,7 @@ class Companion:
             self.model = calibrated_model(self.model, for_config(config)[0])
         self.rng = random.Random(config.seed)
         self.store = store or EventStore(config.database())
-        default_options = dict(config.game_options)
-        if config.game == "balance_duels":
-            default_options.setdefault("players", config.players)
+        default_options = config.start_options
         self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock)
         self.mqtt = None
         if config.mqtt is not None:
@@ -210,7 +208,12 @@ class Companion:
         if self.sensors is not None:
             out.update(self.sensors.live())
         if self.arm is not None:
-            out.update(self.arm.live())
+            sensed = self.arm.live()
+            for key in ("weight_g", "angle_deg", "torque_gmm"):
+                # a dead or faulty device hides its value: the follower's last estimate must not stand in
+                if out.get(key) is None:
+                    sensed[key] = None
+            out.update(sensed)
         if self.devices is not None:
             # buttons and LEDs are not polled by the sensor loop: list the ones whose pins failed
             polled = {d["name"] for d in out["devices"]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -19,6 +20,10 @@ from companion.hardware.interfaces import Accelerometer, LoadCell, SensorFault, 
 
 log = logging.getLogger(__name__)
 GLITCH_VALUES = {0, -1, 0x7FFFFF, -0x800000}
+GLITCH_RUN = 8                 # glitch values in a row before a cell counts as unavailable
+CHATTER_PER_S = 12             # tilt-switch changes in one second that are chatter, not a tip
+DRIFT_WINDOW_S = 1.5           # three equal steps across four such windows make a ramp, which no placement is
+DRIFT_G_PER_S = 1.0
 AXES = ("ax", "ay", "az")
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -36,6 +41,7 @@ class Health:
     backoff: float = BACKOFF_START_S
     glitches: int = 0
     faults: int = 0
+    data_fault: bool = False  # unavailable for what it reads (not for failing to answer): no backoff
     samples: int = 0
 
     def to_dict(self, now: float) -> dict:
@@ -50,6 +56,39 @@ class Calibration:
     counts_per_gram: dict[str, float] = field(default_factory=dict)
     axis: str = "ax"
     level_g: float = 0.0
+
+
+class _CellWatch:
+    """Per load cell: the current run of glitch values, and window means to tell a ramp from a step."""
+
+    def __init__(self):
+        self.glitch_run = 0
+        self._start: float | None = None
+        self._sum = 0.0
+        self._n = 0
+        self.means: deque[float] = deque(maxlen=4)
+
+    def drift(self, now: float, raw: int, cpg: float) -> float | None:
+        """g/s when the last four windows rose (or fell) by three like steps faster than DRIFT_G_PER_S."""
+        if self._start is None:
+            self._start = now
+        self._sum += raw
+        self._n += 1
+        if now - self._start < DRIFT_WINDOW_S:
+            return self.current
+        self.means.append(self._sum / self._n)
+        self._start, self._sum, self._n = now, 0.0, 0
+        self.current = None
+        if len(self.means) == 4:
+            m = list(self.means)
+            steps = [(b - a) / abs(cpg) / DRIFT_WINDOW_S for a, b in zip(m, m[1:])]
+            same_sign = all(x > 0 for x in steps) or all(x < 0 for x in steps)
+            if same_sign and min(abs(x) for x in steps) >= DRIFT_G_PER_S and \
+                    max(abs(x) for x in steps) <= 2 * min(abs(x) for x in steps):
+                self.current = sum(steps) / len(steps)
+        return self.current
+
+    current: float | None = None
 
 
 class Debouncer:
@@ -100,6 +139,9 @@ class SensorMonitor:
         self._heartbeat = self.clock.now()
         self._listeners: list[Callable[[str, bool], None]] = []
         self._samples: list[Callable[[float, str, float], None]] = []
+        self._watch: dict[str, _CellWatch] = {}
+        self._tilt_raw = False
+        self._tilt_changes: deque[float] = deque()
 
     @property
     def present(self) -> bool:
@@ -108,25 +150,35 @@ class SensorMonitor:
     def on_tilt(self, callback: Callable[[str, bool], None]) -> None:
         self._listeners.append(callback)
 
+    def _fault(self, h: Health, reason: str, now: float, *, backoff: bool) -> None:
+        """Mark a device unavailable with the reason; backoff=False keeps reading (the data was bad, not the link)."""
+        h.faults += 1
+        if h.ok or h.reason != reason:
+            log.warning("%s unavailable: %s", h.name, reason)
+            h.since = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            h.since_mono = now
+        if backoff and not h.ok:
+            h.backoff = min(BACKOFF_MAX_S, h.backoff * 2)
+        h.ok, h.reason = False, reason
+        h.retry_at = now + h.backoff if backoff else now
+        h.data_fault = not backoff
+
+    def _recovered(self, h: Health) -> None:
+        if not h.ok:
+            log.info("%s is back", h.name)
+            h.ok, h.reason, h.backoff, h.data_fault = True, None, BACKOFF_START_S, False
+
     def _guard(self, h: Health, read: Callable[[], Any], now: float) -> Any:
         if not h.ok and now < h.retry_at:
             return None
         try:
             value = read()
         except Exception as exc:  # every device fault becomes visible state, never a dead loop
-            reason = exc.reason if isinstance(exc, SensorFault) else f"{type(exc).__name__}: {exc}"
-            h.faults += 1
-            if h.ok or h.reason != reason:
-                log.warning("%s unavailable: %s", h.name, reason)
-                h.since = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                h.since_mono = now
-            if not h.ok:
-                h.backoff = min(BACKOFF_MAX_S, h.backoff * 2)
-            h.ok, h.reason, h.retry_at = False, reason, now + h.backoff
+            self._fault(h, exc.reason if isinstance(exc, SensorFault) else f"{type(exc).__name__}: {exc}", now,
+                        backoff=True)
             return None
-        if not h.ok:
-            log.info("%s is back", h.name)
-            h.ok, h.reason, h.backoff = True, None, BACKOFF_START_S
+        if not h.ok and not h.data_fault:
+            self._recovered(h)
         h.samples += 1
         return value
 
@@ -147,8 +199,24 @@ class SensorMonitor:
         raw = self._guard(h, lambda: cell.read(0.2), now)
         if raw is None:
             return
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            self._fault(h, f"returned {raw!r}, not a count (a whole number)", now, backoff=False)
+            return
+        watch = self._watch.setdefault(cell.name, _CellWatch())
         if raw in GLITCH_VALUES:
             h.glitches += 1
+            watch.glitch_run += 1
+            if watch.glitch_run >= GLITCH_RUN:
+                self._fault(h, f"returns only glitch values (0, -1 or full scale): {watch.glitch_run} in a row",
+                            now, backoff=False)
+            return
+        watch.glitch_run = 0
+        drift = watch.drift(now, raw, self.cal.counts_per_gram.get(cell.name, 1.0))
+        if drift is not None:
+            self._fault(h, f"drifts fast ({drift:+.1f} g/s with nothing changing on the arm)", now, backoff=False)
+        elif not h.ok and h.data_fault:
+            self._recovered(h)
+        if not h.ok:
             return
         with self._lock:
             prev = self._counts.get(cell.name)
@@ -158,9 +226,16 @@ class SensorMonitor:
 
     def _poll_accel(self) -> None:
         now = self.clock.now()
-        xyz = self._guard(self.health[self.accel.name], lambda: self.accel.read(0.2), now)
+        h = self.health[self.accel.name]
+        xyz = self._guard(h, lambda: self.accel.read(0.2), now)
         if xyz is None:
             return
+        if not (isinstance(xyz, (tuple, list)) and len(xyz) == 3 and
+                all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in xyz)):
+            self._fault(h, f"reads nonsense ({xyz!r}: not three finite numbers)", now, backoff=False)
+            return
+        if not h.ok and h.data_fault:
+            self._recovered(h)
         value = xyz[AXES.index(self.cal.axis)] - self.cal.level_g
         with self._lock:
             self._sin += 0.3 * (max(-1.0, min(1.0, value)) - self._sin)
@@ -169,9 +244,22 @@ class SensorMonitor:
 
     def _poll_tilt(self) -> None:
         now = self.clock.now()
-        raw = self._guard(self.health[self.tilt.name], self.tilt.is_closed, now)
+        h = self.health[self.tilt.name]
+        raw = self._guard(h, self.tilt.is_closed, now)
         if raw is None:
             return
+        changes = self._tilt_changes
+        if bool(raw) != self._tilt_raw:
+            self._tilt_raw = bool(raw)
+            changes.append(now)
+        while changes and now - changes[0] > 1.0:
+            changes.popleft()
+        if len(changes) >= CHATTER_PER_S:
+            self._fault(h, f"the tilt switch chatters ({len(changes)} changes in a second): check its wiring",
+                        now, backoff=False)
+            return
+        if not h.ok and h.data_fault:
+            self._recovered(h)
         self._emit(now, "tilt", 1.0 if raw else 0.0)
         before = self.debouncer.value
         after = self.debouncer.update(bool(raw), now)

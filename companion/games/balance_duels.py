@@ -400,6 +400,7 @@ def _after_tip(state: State, tipper: int) -> State:
         opening=frozenset(remaining),
         passed=frozenset(),
         round=state.round + 1,
+        last_mover=None,  # no turn of the new round has ended yet
     )
 
 
@@ -452,7 +453,7 @@ def report_tip(model: Model, state: State) -> State:
     """The table says the arm rests on the board now the last mover's hands are off it."""
     if state.over:
         raise RuleError("the game is over")
-    if state.last_mover is None or state.roll is not None:
+    if state.last_mover is None or state.roll is not None or state.last_mover not in state.active:
         raise RuleError("a tip is judged at the end of a turn; no turn has just ended")
     return _after_tip(state, state.last_mover)
 

@@ -21,7 +21,7 @@ from companion.games.registry import engines
 from companion.hardware.simulated import (SimAccelerometer, SimButtonPanel, SimIndicators, SimLoadCell,
                                           SimTiltSwitch, SimulatedTable)
 from companion.host import GameHost
-from companion.store import EventStore
+from companion.store import EventStore, StoreError, open_store
 
 log = logging.getLogger(__name__)
 SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
@@ -43,7 +43,13 @@ class Companion:
 
             self.model = calibrated_model(self.model, for_config(config)[0])
         self.rng = random.Random(config.seed)
-        self.store = store or EventStore(config.database())
+        self.notices: list[str] = []
+        if store is None:
+            # a damaged database is moved aside (a backup restored) rather than keeping the table from starting
+            store, notice = open_store(config.database())
+            if notice:
+                self.notices.append(notice)
+        self.store = store
         default_options = config.start_options
         self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock)
         self.mqtt = None
@@ -158,6 +164,9 @@ class Companion:
     def _after_change(self) -> None:
         self._sync_table()
         snap = self.host.snapshot()
+        if snap["view"].get("over") or snap["view"].get("game_over"):
+            # a finished game goes into the rolling backups at once, not only when the next one starts
+            self._backup()
         if snap["game"] == "balance_duels":
             view = snap["view"]
             self.indicators.show(view["indicator"])
@@ -183,6 +192,13 @@ class Companion:
         except RuleError as exc:
             return self.flash(str(exc))
         return None
+
+    def _backup(self) -> None:
+        try:
+            self.store.backup()
+        except StoreError as exc:  # shown on the page through store.backup_problem; the game goes on
+            log.warning("backup of the finished game failed: %s", exc)
+            self.store.backup_problem = str(exc)
 
     def flash(self, message: str) -> str:
         """A button pressed out of turn: tell the table on the page and with a short buzz."""
@@ -221,6 +237,10 @@ class Companion:
                 {"name": name, "kind": "output" if name.startswith("indicator") else "button", "ok": False,
                  "reason": reason, "since": None, "for_s": None}
                 for name, reason in self.devices.unavailable() if name not in polled]
+        notices = list(self.notices) + list(self.host.problems)
+        if getattr(self.store, "backup_problem", None):
+            notices.append(f"the last backup failed: {self.store.backup_problem}")
+        out["notices"] = notices
         out["indicator"] = self.indicators.light
         out["buzzing"] = self.indicators.buzzing
         if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:

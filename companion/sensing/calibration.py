@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import tomllib
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from companion.atomic import write_atomic
 from companion.games.balance_model import Model, make_physics
 from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, TiltDebouncer
 from companion.sensing.inference import Geometry
@@ -172,30 +172,6 @@ def _q(s: str) -> str:
 def _f(v: float, digits: int | None = None) -> str:
     text = repr(round(float(v), digits) if digits is not None else float(v))
     return text if ("." in text or "e" in text or "inf" in text or "nan" in text) else text + ".0"
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Replace `path` whole or not at all, even across a power cut: temp file, fsync, rename, fsync dir."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        # the temp file must not litter the config directory, whatever stopped us
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-    return path
 
 
 def save(cal: ArmCalibration, path: Path, *, model_name: str, known_mass_g: float | None = None) -> Path:

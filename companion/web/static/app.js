@@ -195,6 +195,14 @@
       beam.setAttribute("transform", beam.getAttribute("transform").replace(/rotate\([-\d.]+/, `rotate(${deg.toFixed(2)}`));
     }
     if (live.refusal) showError(new Error(live.refusal));
+    const notes = live.notices || [];
+    const nb = $("notices");
+    const key = notes.join("\n");
+    if (nb.dataset.key !== key) {
+      nb.dataset.key = key;
+      nb.hidden = !notes.length;
+      nb.replaceChildren(...notes.map((n) => el("p", {}, "⚠ " + n)));
+    }
     document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
     const choice = $("button-choice");
     choice.hidden = !live.selection_label;

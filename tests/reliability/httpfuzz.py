@@ -1,0 +1,260 @@
+"""HTTP fuzzing: random methods, paths, headers and bodies against the daemon's API.
+
+The promises checked for every request:
+  * never a 5xx (503 only where the API documents it: the stream cap, a store that cannot save),
+  * every error (4xx) is a JSON object whose "error" names the problem,
+  * a refused request, and any read, changes nothing (the log's last seq and the game's view),
+  * no CORS header, whatever the Origin.
+`Target` runs the Flask app in-process (Flask's test client); `send_over_http` the same requests to a
+daemon process on loopback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import json
+import random
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from companion.clock import FakeClock
+from companion.config import parse
+from companion.daemon import Companion
+from companion.web import create_app
+from companion.web.auth import COOKIE
+from tests.reliability.fuzzing import ActionMaker, engine_vocabulary, json_scalars, json_values
+
+PIN = "2468"
+METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
+READS = ("/", "/api/state", "/api/games", "/api/events", "/api/record", "/api/health", "/api/stream",
+         "/api/session", "/static/app.js", "/static/style.css")
+CHANGES = ("/api/action", "/api/roll", "/api/dice", "/api/undo", "/api/new_game", "/api/login", "/api/logout",
+           "/api/buttons/roll", "/api/buttons/next", "/api/buttons/confirm", "/api/buttons/undo")
+ODD_PATHS = ("/api", "/api/", "/api/state/", "/API/STATE", "/api/buttons/", "/api/buttons/launch",
+             "/static/../companion/store.py", "/static/%2e%2e/%2e%2e/etc/passwd", "/static/", "/api/events/1",
+             "//api/state", "/api/stream/x", "/index.html", "/favicon.ico", "/api/state;x", "/%00", "/api/%ff")
+CONTENT_TYPES = ("application/json", "application/json; charset=utf-8", "text/plain", "",
+                 "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "application/json; charset=latin-1",
+                 "text/event-stream", "application/xml")
+GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
+SAFE_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
+ALLOWED_5XX = {503}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes | None
+    session: bool = False          # send the valid PIN session (cookie + CSRF token)
+
+    def describe(self) -> str:
+        body = self.body if self.body is None or len(self.body) < 120 else self.body[:120] + b"..."
+        return f"{self.method} {self.path} headers={self.headers} session={self.session} body={body!r}"
+
+
+@dataclass
+class Result:
+    request: Request
+    status: int
+    problems: list[str] = field(default_factory=list)
+
+
+# --- strategies
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def _nested(depth: int, opener: str) -> bytes:
+    closer = {"[": "]", "{\"a\":": "}"}[opener]
+    return (opener * depth + "1" + closer * depth).encode()
+
+
+def bodies(rng_actions: st.SearchStrategy) -> st.SearchStrategy:
+    """Request bodies: nothing, noise, any JSON, or the shapes the API expects with random insides."""
+    shaped = st.one_of(
+        st.builds(lambda a: {"action": a}, rng_actions),
+        st.builds(lambda v: {"action": v}, json_values()),
+        st.builds(lambda v: {"value": v}, st.one_of(st.integers(0, 7), json_scalars())),
+        st.builds(lambda v: {"n": v}, st.one_of(st.integers(-1, 12), json_scalars())),
+        st.builds(lambda g, o: {"game": g, "options": o}, st.one_of(st.sampled_from(GAMES), json_scalars()),
+                  st.one_of(st.dictionaries(st.sampled_from(("players", "pawns", "teams", "variant", "x")),
+                                            st.one_of(st.integers(-1, 7), json_scalars()), max_size=3),
+                            json_values())),
+        st.builds(lambda v: {"hold": v}, json_scalars()),
+        st.builds(lambda v: {"pin": v}, st.one_of(st.sampled_from(("0000", "1234", "99999999")), json_scalars())),
+    )
+    return st.one_of(
+        st.none(),
+        st.builds(_json_bytes, shaped),
+        st.builds(_json_bytes, shaped),
+        st.builds(_json_bytes, json_values()),
+        st.binary(max_size=300),
+        st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.builds(_nested, st.integers(10, 40_000), st.sampled_from(("[", "{\"a\":"))),
+        st.sampled_from((b"", b"null", b"{}", b"[]", b"\"text\"", b"NaN", b"{\"action\": NaN}", b"\xff\xfe{",
+                         b"{\"value\": 1e999}", b"{\"n\": 10000000000000000000000}", b" " * 70_000)),
+    )
+
+
+def paths() -> st.SearchStrategy:
+    query = st.one_of(st.just(""), st.builds(lambda k, v: f"?{k}={v}", st.sampled_from(
+        ("after", "last_event_id", "x", "after[]")), st.one_of(st.integers(-5, 10**20).map(str), SAFE_TEXT.map(
+            lambda t: t.replace("#", "").replace(" ", "%20")))))
+    base = st.one_of(st.sampled_from(READS), st.sampled_from(CHANGES), st.sampled_from(CHANGES),
+                     st.sampled_from(CHANGES), st.sampled_from(CHANGES), st.sampled_from(ODD_PATHS),
+                     st.builds(lambda p, s: p + "/" + s, st.sampled_from(READS + CHANGES),
+                               SAFE_TEXT.map(lambda t: t.replace("#", "").replace("?", "").replace(" ", "%20"))))
+    return st.builds(lambda b, q: b + q, base, query)
+
+
+def _with_content_type(hdrs: dict[str, str], ctype: str | None) -> dict[str, str]:
+    if ctype is not None:
+        hdrs["Content-Type"] = ctype
+    return hdrs
+
+
+def headers() -> st.SearchStrategy:
+    values = st.one_of(SAFE_TEXT, st.integers(-3, 10**12).map(str))
+    # mostly JSON, as a page sends, so bodies get past the content type to the parser and the rules
+    ctype = st.sampled_from(("application/json",) * 6 + CONTENT_TYPES + (None, None))
+    return st.builds(_with_content_type, st.fixed_dictionaries({}, optional={
+        "Last-Event-ID": values,
+        "X-CSRF-Token": values,
+        "Cookie": st.one_of(st.builds(lambda v: f"{COOKIE}={v}", values), values),
+        "Origin": st.sampled_from(("http://evil.example", "null", "http://127.0.0.1")),
+        "Accept": st.sampled_from(("*/*", "text/event-stream", "application/json", "text/html")),
+        "X-Requested-With": values,
+    }), ctype)
+
+
+def requests(game_vocab_maker) -> st.SearchStrategy:
+    """Random requests; actions come from `game_vocab_maker(rng)` (random actions for the current game).
+
+    The action's randomness is one drawn seed: the game (and so how much randomness an action takes) lives
+    outside Hypothesis and changes between examples, and Hypothesis needs every draw to be reproducible."""
+    actions = st.builds(game_vocab_maker, st.integers(0, 2**32 - 1).map(random.Random))
+    return st.builds(Request, st.sampled_from(METHODS + ("GET",) * 3 + ("POST",) * 8), paths(), headers(),
+                     bodies(actions), st.booleans())
+
+
+# --- the in-process target
+
+class Target:
+    """A Companion on the simulated table, its app, and a cookie-less test client (each request says its own)."""
+
+    def __init__(self, db: Path, *, pin: bool = False, seed: int = 7):
+        data: dict[str, Any] = {"simulate": {"enabled": True, "demo": False, "seed": seed}}
+        if pin:
+            data["web"] = {"pin": PIN}
+        cfg = dataclasses.replace(parse(data), store_path=db)
+        self.clock = FakeClock()
+        self.companion = Companion(cfg, clock=self.clock)
+        self.app = create_app(self.companion)
+        self.client = self.app.test_client(use_cookies=False)
+        self.session: tuple[str, str] | None = None
+        if pin:
+            r = self.client.post("/api/login", json={"pin": PIN})
+            cookie = r.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
+            self.session = (cookie, r.get_json()["csrf"])
+        self.requests = 0
+        self.statuses: dict[int, int] = {}
+
+    def close(self) -> None:
+        self.companion.stop()
+
+    def action_maker(self, rng: random.Random) -> dict:
+        host = self.companion.host
+        return ActionMaker(engine_vocabulary(host.engine), rng).make(host.snapshot()["view"])
+
+    def fingerprint(self) -> tuple[int, int, str]:
+        host = self.companion.host
+        return host.seq, host.store.last_seq(), json.dumps(host.snapshot()["view"], sort_keys=True)
+
+    def send(self, req: Request) -> Result:
+        hdrs = dict(req.headers)
+        if req.session and self.session and req.path.split("?")[0] != "/api/logout":
+            hdrs["Cookie"] = f"{COOKIE}={self.session[0]}"
+            hdrs["X-CSRF-Token"] = self.session[1]
+        before = self.fingerprint()
+        path, _, query = req.path.partition("?")
+        # the test client would read "//host/..." as a URL with a host; the server sees it as a path
+        resp = self.client.open("/", method=req.method, headers=hdrs, data=req.body, buffered=False,
+                                environ_overrides={"PATH_INFO": _unquote_path(path), "QUERY_STRING": query})
+        try:
+            if resp.mimetype == "text/event-stream" and resp.status_code == 200:
+                # an endless stream: its first two chunks (the retry line and the state), then hang up
+                parts = []
+                for chunk in resp.response:
+                    parts.append(chunk if isinstance(chunk, bytes) else chunk.encode())
+                    if len(parts) == 2:
+                        break
+                payload = b"".join(parts)
+            else:
+                payload = resp.get_data()
+        finally:
+            resp.close()
+        self.requests += 1
+        self.statuses[resp.status_code] = self.statuses.get(resp.status_code, 0) + 1
+        result = Result(req, resp.status_code)
+        check(result, dict(resp.headers), resp.mimetype, payload, before, self.fingerprint())
+        return result
+
+
+def _unquote_path(path: str) -> str:
+    """PATH_INFO as a WSGI server hands it over: percent-decoded, as latin-1 text."""
+    return urllib.parse.unquote_to_bytes(path).decode("latin-1")
+
+
+def check(result: Result, headers: dict[str, str], mimetype: str, payload: bytes, before: tuple,
+          after: tuple) -> None:
+    """The promises for one answer."""
+    req, status = result.request, result.status
+    p = result.problems
+    if status >= 500 and status not in ALLOWED_5XX:
+        p.append(f"answered {status}")
+    if any(k.lower().startswith("access-control-") for k in headers):
+        p.append("sent a CORS header")
+    if status >= 400 and req.method != "HEAD":
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            data = None
+        if mimetype != "application/json" or not isinstance(data, dict) or not isinstance(data.get("error"), str) \
+                or len(data["error"].strip()) < 5:
+            p.append(f"error {status} without a JSON body naming the problem: {payload[:120]!r}")
+    if (status >= 400 or req.method in ("GET", "HEAD", "OPTIONS")) and after != before:
+        p.append(f"{'refused' if status >= 400 else 'read-only'} request ({status}) changed the game "
+                 f"(seq {before[0]} -> {after[0]}, log {before[1]} -> {after[1]})")
+
+
+# --- over real HTTP, to a daemon process
+
+def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int, dict[str, str], str, bytes]:
+    """Send one fuzzed request on its own connection; (status, headers, mimetype, payload) — a stream is cut short."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.putrequest(req.method, req.path, skip_accept_encoding=True)
+        for k, v in req.headers.items():
+            conn.putheader(k, v)
+        conn.putheader("Content-Length", str(len(req.body or b"")))
+        conn.endheaders(req.body or None)
+        resp = conn.getresponse()
+        hdrs = {k: v for k, v in resp.getheaders()}
+        mimetype = (resp.getheader("Content-Type") or "").split(";")[0].strip()
+        if mimetype == "text/event-stream":
+            payload = resp.readline() + resp.readline()
+        elif req.method == "HEAD":
+            payload = b""
+        else:
+            payload = resp.read()
+        return resp.status, hdrs, mimetype, payload
+    finally:
+        conn.close()

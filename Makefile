@@ -42,8 +42,16 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
 
-bench: $(STAMP)
+# The long runs behind README's figures (about 30 minutes in all); each script takes --help for smaller sizes.
+bench: $(STAMP) browser mosquitto
 	$(BIN)/python bench/balance_duels_bench.py
+	$(BIN)/python bench/sensing_accuracy.py
+	$(BIN)/python bench/crash.py
+	$(BIN)/python bench/http_fuzz.py
+	$(BIN)/python bench/rules_fuzz.py
+	$(BIN)/python bench/file_fuzz.py
+	$(BIN)/python bench/faults.py
+	$(BIN)/python bench/load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -20,13 +20,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
-from flask import Flask, Response, jsonify, request, send_from_directory
-from werkzeug.exceptions import HTTPException
+from flask import Flask, Response, jsonify, send_from_directory
 
 from companion.clock import Clock
 from companion.mqtt import payloads as P
 from companion.mqtt.publisher import CONNECTED, CONNECTING, DISCONNECTED, make_client
 from companion.mqtt.settings import DEFAULT_HALL, check_name
+from companion.web.errors import install_json_errors
 
 log = logging.getLogger(__name__)
 HALL_STATIC = Path(__file__).resolve().parent.parent / "web" / "hall"
@@ -144,7 +144,7 @@ class HallBoard:
                 return
             client.subscribe([(self.state_filter, 1), (self.availability_filter, 1)])
             self._set_link(CONNECTED)
-        except Exception:
+        except Exception:  # paho would drop it silently: logged below
             log.exception("hall: on_connect failed")
 
     def _on_connect_fail(self, client, userdata) -> None:
@@ -162,7 +162,7 @@ class HallBoard:
     def _on_message(self, client, userdata, message) -> None:
         try:
             self.handle(message.topic, message.payload)
-        except Exception:
+        except Exception:  # paho would drop it silently: logged below
             log.exception("hall: handling a message on %s failed", message.topic)
 
     def handle(self, topic: str, payload: bytes) -> None:
@@ -265,22 +265,7 @@ def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float
     app.extensions["hall_board"] = board
     streams = threading.BoundedSemaphore(max_streams)
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
-        names = {404: f"no such page or API endpoint: {request.path}",
-                 405: f"{request.method} is not allowed on {request.path}"}
-        return jsonify({"error": names.get(exc.code, exc.description or exc.name)}), exc.code
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception):
-        log.exception("unexpected error on %s %s", request.method, request.path)
-        return jsonify({"error": "internal error; the fault is in the hall server's log"}), 500
-
-    @app.after_request
-    def headers(resp: Response):
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Cache-Control", "no-store")
-        return resp
+    install_json_errors(app, internal="internal error; the fault is in the hall server's log")
 
     @app.get("/")
     def index():

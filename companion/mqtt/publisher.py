@@ -191,7 +191,7 @@ class TablePublisher:
         while self.clock.now() < deadline:
             try:
                 self._pump()
-            except Exception:
+            except Exception:  # paho would drop it silently: logged below
                 log.exception("MQTT: publishing before the stop failed")
                 return
             with self._lock:
@@ -249,7 +249,7 @@ class TablePublisher:
                 self._connected_at = self.clock.now()
             self._set_link(CONNECTED)
             self._wake.set()
-        except Exception:
+        except Exception:  # paho would drop it silently: logged below
             log.exception("MQTT: on_connect failed")
 
     def _on_connect_fail(self, client, userdata) -> None:
@@ -279,7 +279,7 @@ class TablePublisher:
                 with self._lock:
                     self._discovery_due = True
                 self._wake.set()
-        except Exception:
+        except Exception:  # paho would drop it silently: logged below
             log.exception("MQTT: handling a message on %s failed", getattr(message, "topic", "?"))
 
     def _set_link(self, state: str, error: str | None = None) -> None:

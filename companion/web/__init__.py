@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request, send_from_directory
-from werkzeug.exceptions import HTTPException
 
 from companion.games.base import RuleError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
+from companion.web.errors import install_json_errors
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -98,23 +98,7 @@ def create_app(companion) -> Flask:
         log.error("store: %s", exc)
         return jsonify({"error": f"the game could not be saved, so nothing changed: {exc}"}), 503
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
-        names = {404: f"no such page or API endpoint: {request.path}",
-                 405: f"{request.method} is not allowed on {request.path}",
-                 413: "the request body is too large (64 KB at most)"}
-        return jsonify({"error": names.get(exc.code, exc.description or exc.name)}), exc.code
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception):
-        log.exception("unexpected error on %s %s", request.method, request.path)
-        return jsonify({"error": "internal error; the game is unchanged and the fault is in the daemon's log"}), 500
-
-    @app.after_request
-    def headers(resp: Response):
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Cache-Control", "no-store")
-        return resp
+    install_json_errors(app, internal="internal error; the game is unchanged and the fault is in the daemon's log")
 
     # --- the page and its assets
     @app.get("/")

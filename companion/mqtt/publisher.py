@@ -191,7 +191,7 @@ class TablePublisher:
         while self.clock.now() < deadline:
             try:
                 self._pump()
-            except Exception:  # paho would drop it silently: logged below
+            except Exception:  # a failed last publish must not block the stop: logged below
                 log.exception("MQTT: publishing before the stop failed")
                 return
             with self._lock:

@@ -21,6 +21,7 @@ from companion.sensing.inference import chosen_move, match_moves
 log = logging.getLogger(__name__)
 QUESTION_OPTIONS = 4
 MISMATCH_EVERY_S = 1.0
+MISMATCH_LASTS_S = 3.0
 
 
 class ArmLink:
@@ -34,6 +35,7 @@ class ArmLink:
         self.question: dict | None = None
         self.notice: str | None = None
         self._mismatch: tuple[float, str | None] = (-math.inf, None)
+        self._mismatch_since: float | None = None
         self.moves_applied = 0
 
     # --- samples in
@@ -94,8 +96,7 @@ class ArmLink:
                 "change": change,
             }
             return
-        self.notice = self.follower.mismatch(state.on_arm()) or \
-            "what the arm shows matches no legal move for this roll: check the pawns"
+        self.notice = "what the arm shows matches no legal move for this roll: check the pawns"
 
     def _act(self, action: dict, what: str) -> bool:
         self._applying = True
@@ -154,9 +155,17 @@ class ArmLink:
             host = self.companion.host
             now = self._last_t
             if host.game == "balance_duels" and now - self._mismatch[0] >= MISMATCH_EVERY_S:
-                self._mismatch = (now, self.follower.mismatch(host.state.on_arm()))
-            # while the players are being asked, the game is behind the arm on purpose
-            out["mismatch"] = self._mismatch[1] if host.game == "balance_duels" and self.question is None else None
+                found = self.follower.mismatch(host.state.on_arm())
+                if found is None:
+                    self._mismatch_since = None
+                elif self._mismatch_since is None:
+                    self._mismatch_since = now
+                self._mismatch = (now, found)
+            # only a disagreement that lasts is worth a banner (a swing still dying out is not); and while the
+            # players are being asked, the game is behind the arm on purpose
+            lasting = self._mismatch_since is not None and now - self._mismatch_since >= MISMATCH_LASTS_S
+            out["mismatch"] = self._mismatch[1] if (host.game == "balance_duels" and self.question is None
+                                                    and lasting) else None
             out["question"] = None if self.question is None else {
                 "text": self.question["text"], "options": [o["label"] for o in self.question["options"]]}
             out["sensing_notice"] = self.notice

@@ -23,7 +23,7 @@ GLITCH_VALUES = {0, -1, 0x7FFFFF, -0x800000}
 GLITCH_RUN = 8                 # glitch values in a row before a cell counts as unavailable
 CHATTER_PER_S = 12             # tilt-switch changes in one second that are chatter, not a tip
 DRIFT_WINDOW_S = 1.5           # three equal steps across four such windows make a ramp, which no placement is
-DRIFT_G_PER_S = 1.0
+DRIFT_G_PER_S = 2.0
 AXES = ("ax", "ay", "az")
 BACKOFF_START_S = 0.5
 BACKOFF_MAX_S = 30.0
@@ -66,7 +66,10 @@ class _CellWatch:
         self._start: float | None = None
         self._sum = 0.0
         self._n = 0
+        self._lo = math.inf
+        self._hi = -math.inf
         self.means: deque[float] = deque(maxlen=4)
+        self.ranges: deque[float] = deque(maxlen=4)
 
     def drift(self, now: float, raw: int, cpg: float) -> float | None:
         """g/s when the last four windows rose (or fell) by three like steps faster than DRIFT_G_PER_S."""
@@ -74,17 +77,22 @@ class _CellWatch:
             self._start = now
         self._sum += raw
         self._n += 1
+        self._lo = min(self._lo, raw)
+        self._hi = max(self._hi, raw)
         if now - self._start < DRIFT_WINDOW_S:
             return self.current
         self.means.append(self._sum / self._n)
-        self._start, self._sum, self._n = now, 0.0, 0
+        self.ranges.append((self._hi - self._lo) / abs(cpg))
+        self._start, self._sum, self._n, self._lo, self._hi = now, 0.0, 0, math.inf, -math.inf
         self.current = None
         if len(self.means) == 4:
             m = list(self.means)
             steps = [(b - a) / abs(cpg) / DRIFT_WINDOW_S for a, b in zip(m, m[1:])]
             same_sign = all(x > 0 for x in steps) or all(x < 0 for x in steps)
-            if same_sign and min(abs(x) for x in steps) >= DRIFT_G_PER_S and \
-                    max(abs(x) for x in steps) <= 2 * min(abs(x) for x in steps):
+            slow = min(abs(x) for x in steps)
+            # a ramp is smooth: inside each window the reading spans about one step; a hand's press spans far more
+            smooth = max(self.ranges) <= 3 * max(abs(x) for x in steps) * DRIFT_WINDOW_S + 0.5
+            if same_sign and slow >= DRIFT_G_PER_S and max(abs(x) for x in steps) <= 2 * slow and smooth:
                 self.current = sum(steps) / len(steps)
         return self.current
 

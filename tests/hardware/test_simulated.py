@@ -133,3 +133,22 @@ def test_buttons_and_indicators():
     assert not ind.buzzing
     with pytest.raises(ValueError):
         ind.show("purple")
+
+
+def test_drift_is_a_smooth_ramp_not_placements_or_a_pressing_hand():
+    import math as m
+
+    from companion.devices import _CellWatch
+
+    cpg = 2150.0
+    ramp, steps = _CellWatch(), _CellWatch()
+    found_ramp = found_steps = None
+    for i in range(0, 1000):  # 10 s at 100 samples/s
+        t = i / 100
+        found_ramp = ramp.drift(t, int(8000 + 5 * cpg * t), cpg) or found_ramp
+        # a pawn placed every 2 s by a hand that presses 35 g for 0.6 s
+        placed = int(t // 2) * 10
+        hand = 35 * m.sin(m.pi * ((t % 2) / 0.6)) if (t % 2) < 0.6 else 0.0
+        found_steps = steps.drift(t, int(8000 + (placed + hand) * cpg), cpg) or found_steps
+    assert found_ramp is not None and 4 < found_ramp < 6
+    assert found_steps is None

@@ -481,9 +481,13 @@ def _why_illegal(model: Model, state: State, move: Move, legal: list[Move]) -> s
             return f"no {move.size} pawn of seat {move.seat} is left on the table"
         return f"holder {move.to_holder} is full"
     if move.kind == "advance":
+        if move.from_holder is None or move.from_holder not in model.by_id:
+            return f"an advance names the holder its pawn starts from ('from_holder'), not {move.from_holder!r}"
         if not any(p.seat == move.seat and p.holder == move.from_holder and p.size == move.size for p in state.pawns):
             return f"seat {move.seat} has no {move.size} pawn on {move.from_holder}"
         walk = _walk(model, state, move.seat)
+        if move.from_holder not in walk:
+            return f"{move.from_holder} is not on seat {move.seat}'s path"
         dest = walk.index(move.from_holder) + move.roll
         if dest > 13:
             return "a pawn goes at most to finish holder 7"

@@ -324,3 +324,11 @@ def test_probability_rises_as_the_margin_shrinks(model):
     assert probs[0] < 1e-9 and probs[-1] > 0.9
     verdicts = [bp.judge(model, t, sigma).verdict for t in torques]
     assert verdicts[0] == "safe" and verdicts[-1] == "tips" and "risky" in verdicts
+
+
+def test_an_advance_without_its_start_holder_is_refused_by_name(model):
+    s = with_pawns(bd.new_game(model), [(1, "L", "E2"), (2, "L", "W7")])
+    with pytest.raises(RuleError, match="from_holder"):
+        bd.apply(model, s, {"kind": "advance", "seat": 1, "roll": 4, "size": "L", "to_holder": "W1"})
+    with pytest.raises(RuleError, match="from_holder"):
+        bd.apply(model, s, {"kind": "advance", "seat": 1, "roll": 4, "size": "L", "from_holder": "X9", "to_holder": "W1"})

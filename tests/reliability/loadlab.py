@@ -23,22 +23,30 @@ class Mover:
         self.client = client
         self.state = client.get("/api/state")
         self.sent_at: dict[int, float] = {}      # seq -> monotonic time the POST that made it was sent
+        self.refused = 0
 
     def change(self) -> int:
-        view = self.state["view"]
-        if view["over"]:
-            path, body = "/api/new_game", {"game": "balance_duels", "options": {"players": 2}}
-        elif view["roll"] is None:
-            path, body = "/api/roll", {"value": 1 + len(self.sent_at) % 6}
-        else:
-            path, body = "/api/action", {"action": {"type": "move", "move": view["moves"][0]["move"]}}
-        t = time.monotonic()
-        status, answer = self.client.post(path, body)
-        if status != 200:
-            raise AssertionError(f"POST {path}: {status} {answer}")
-        self.state = answer["state"]
-        self.sent_at[answer["seq"]] = t
-        return answer["seq"]
+        """One change; the seq of its event. A change the rules refuse because the game moved on without us
+        (the sensors reported a tip, say) is retried from the fresh state."""
+        for _ in range(3):
+            view = self.state["view"]
+            if view["over"]:
+                path, body = "/api/new_game", {"game": "balance_duels", "options": {"players": 2}}
+            elif view["roll"] is None:
+                path, body = "/api/roll", {"value": 1 + len(self.sent_at) % 6}
+            else:
+                path, body = "/api/action", {"action": {"type": "move", "move": view["moves"][0]["move"]}}
+            t = time.monotonic()
+            status, answer = self.client.post(path, body)
+            if status == 200:
+                self.state = answer["state"]
+                self.sent_at[answer["seq"]] = t
+                return answer["seq"]
+            if status != 409:
+                break
+            self.refused += 1
+            self.state = self.client.get("/api/state")
+        raise AssertionError(f"POST {path}: {status} {answer}")
 
 
 class StatePoller(threading.Thread):

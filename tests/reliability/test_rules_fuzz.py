@@ -78,3 +78,20 @@ def test_an_illegal_move_names_the_rule():
     fresh = engine.new({})
     with pytest.raises(RuleError, match="1 to 6"):
         engine.act(fresh, {"type": "roll", "value": 7})
+
+
+def test_an_advance_that_names_no_holder_is_refused():
+    """Found by bench/rules_fuzz.py: a legal advance with its 'from_holder' left out raised ValueError (a 500)."""
+    engine = ENGINES["balance_duels"]
+    state = engine.new({})
+    for action in ({"type": "roll", "value": 2},
+                   {"type": "move", "move": {"kind": "place", "seat": 1, "roll": 2, "size": "L", "to_holder": "E2"}},
+                   {"type": "roll", "value": 4},
+                   {"type": "move", "move": {"kind": "place", "seat": 2, "roll": 4, "size": "L", "to_holder": "W4"}},
+                   {"type": "roll", "value": 2}):
+        state = engine.act(state, action)
+    before = repr(state)
+    with pytest.raises(RuleError, match="from_holder|holder"):
+        engine.act(state, {"type": "move", "move": {"kind": "advance", "seat": 1, "roll": 2, "size": "L",
+                                                    "to_holder": "E4"}})
+    assert repr(state) == before

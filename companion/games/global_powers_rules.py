@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
+from companion.games.mapdata import symmetric_links
 from companion.games.base import RuleError, field, require
 
 MAP: dict[str, Any] = tomllib.loads((Path(__file__).parent / "data" / "global_powers_map.toml").read_text(encoding="utf-8"))
@@ -39,17 +40,7 @@ def _key(name: str) -> str:
 _BY_KEY = {_key(r): r for r in REGIONS}
 
 
-def _neighbours() -> dict[str, frozenset[str]]:
-    links: dict[str, set[str]] = {r: set() for r in REGIONS}
-    for a, others in MAP.get("neighbours", {}).items():
-        for b in others:
-            ra, rb = _BY_KEY[_key(a)], _BY_KEY[_key(b)]
-            links[ra].add(rb)
-            links[rb].add(ra)
-    return {r: frozenset(n) for r, n in links.items()}
-
-
-NEIGHBOURS = _neighbours()
+NEIGHBOURS = symmetric_links(REGIONS, MAP.get("neighbours", {}), lambda name: _BY_KEY[_key(name)])
 BORDERS_COMPLETE = frozenset(_BY_KEY[_key(r)] for r in MAP.get("checks", {}).get("borders_complete", []))
 START_CHIPS: dict[str, dict[str, int]] = {
     _BY_KEY[_key(r)]: {c: int(chips.get(c, 0)) for c in CHIPS} for r, chips in MAP.get("start", {}).items()

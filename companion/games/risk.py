@@ -18,6 +18,7 @@ from math import ceil
 from pathlib import Path
 from typing import Any, Mapping
 
+from companion.games.mapdata import symmetric_links
 from companion.games import dice
 from companion.games.base import Engine, RuleError, field, require
 
@@ -69,17 +70,7 @@ MISSIONS: dict[str, dict[str, Any]] = MAP["missions"]
 SETUPS: dict[int, dict[str, Any]] = {int(k): v for k, v in MAP["setups"].items()}
 
 
-def _adjacency() -> dict[str, frozenset[str]]:
-    links: dict[str, set[str]] = {t: set() for t in TERRITORIES}
-    for a, others in MAP.get("adjacent", {}).items():
-        for b in others:
-            ta, tb = _BY_KEY[_key(a)], _BY_KEY[_key(b)]
-            links[ta].add(tb)
-            links[tb].add(ta)
-    return {t: frozenset(n) for t, n in links.items()}
-
-
-ADJACENT = _adjacency()
+ADJACENT = symmetric_links(TERRITORIES, MAP.get("adjacent", {}), lambda name: _BY_KEY[_key(name)])
 BORDERS_COMPLETE: frozenset[str] = frozenset(_BY_KEY[_key(t)] for t in MAP.get("borders_complete", []))
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from companion.games import balance_of_power as bop
 from companion.games.base import Engine, RuleError
+from tests.games.helpers import json_safe
 
 CAPITALS = {"france": "Paris", "prussia": "Berlin", "austria": "Vienna", "russia": "St Petersburg", "ottoman": "Constantinople"}
 PLAYERS = [
@@ -18,16 +19,6 @@ PLAYERS = [
     {"name": "Fran", "empire": "france", "colour": "blue"},
     {"name": "Gerd", "empire": "prussia", "colour": "black"},
 ]
-
-
-def json_safe(value) -> bool:
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return True
-    if isinstance(value, list):
-        return all(json_safe(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
-    return False
 
 
 def play(state, *actions):

@@ -12,16 +12,7 @@ from hypothesis import strategies as st
 from companion.games import global_powers as gp
 from companion.games.base import Engine, RuleError
 from companion.games.global_powers_rules import REGIONS, base, governors, strength
-
-
-def json_safe(value) -> bool:
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return True
-    if isinstance(value, list):
-        return all(json_safe(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
-    return False
+from tests.games.helpers import json_safe
 
 
 def play(state, *actions):

@@ -15,18 +15,9 @@ from hypothesis import strategies as st
 
 from companion.games import risk
 from companion.games.base import Engine, RuleError
+from tests.games.helpers import json_safe
 
 F = Fraction
-
-
-def json_safe(value) -> bool:
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return True
-    if isinstance(value, list):
-        return all(json_safe(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and json_safe(v) for k, v in value.items())
-    return False
 
 
 def play(state, *actions):

@@ -88,11 +88,10 @@ def cmd_hash_pin(args: argparse.Namespace) -> int:
 
 
 def serve(cfg) -> int:
-    from waitress.server import create_server
-
     from companion.daemon import Companion
     from companion.store import StoreError
     from companion.web import create_app
+    from companion.web import serving
 
     from companion.sensing.calibration import CalibrationFileError
 
@@ -103,8 +102,8 @@ def serve(cfg) -> int:
     except CalibrationFileError as exc:
         return _fail(EXIT_CONFIG, str(exc))
     try:
-        server = create_server(create_app(companion), host=cfg.host, port=cfg.port,
-                               threads=cfg.max_streams + 8, ident="companion", channel_timeout=60)
+        server = serving.create(create_app(companion), host=cfg.host, port=cfg.port, ident="companion",
+                                threads=cfg.max_streams + 8)
     except OSError as exc:
         companion.stop()
         reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"

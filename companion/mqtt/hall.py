@@ -362,11 +362,11 @@ def cmd_hall(args: argparse.Namespace) -> int:
 
 
 def serve_hall(board: HallBoard, listen_host: str, listen_port: int, *, max_streams: int = 32) -> int:
-    from waitress.server import create_server
+    from companion.web import serving
 
     try:
-        server = create_server(create_hall_app(board, max_streams=max_streams), host=listen_host, port=listen_port,
-                               threads=max_streams + 4, ident="companion-hall", channel_timeout=60)
+        server = serving.create(create_hall_app(board, max_streams=max_streams), host=listen_host,
+                                port=listen_port, ident="companion-hall", threads=max_streams + 4)
     except OSError as exc:
         reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
         return _fail(EXIT_START, f"{listen_host}:{listen_port} {reason}; choose another with --listen-port")

@@ -21,6 +21,7 @@ from companion.games.base import RuleError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
+from companion.web.feed import StreamFeed
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -48,10 +49,6 @@ def _body() -> dict:
     return data
 
 
-def _event_message(ev_seq: int, payload: dict, event: str = "state") -> str:
-    return f"id: {ev_seq}\nevent: {event}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n"
-
-
 def create_app(companion) -> Flask:
     """The web app for one running Companion."""
     app = Flask(__name__, static_folder=None)
@@ -60,6 +57,8 @@ def create_app(companion) -> Flask:
     host = companion.host
     cfg = companion.config
     streams = threading.BoundedSemaphore(cfg.max_streams)
+    feed = StreamFeed(host, companion.live)
+    app.extensions["stream_feed"] = feed
     app.extensions["companion"] = companion
     guard = PinGuard(cfg.pin_hash, companion.clock)
     app.extensions["pin_guard"] = guard
@@ -171,39 +170,33 @@ def create_app(companion) -> Flask:
 
     def _stream(last: int | None):
         try:
-            yield "retry: 2000\n\n"
-            sent = -1
-            backlog = None if last is None else host.events_after(last)
-            if backlog is None or not backlog:
-                snap = state_payload()
-                if last is None or backlog is None or last < snap["seq"]:
-                    yield _event_message(snap["seq"], {"event": None, "state": snap})
-                sent = snap["seq"]
+            yield b"retry: 2000\n\n"
+            caught_up = None if last is None else feed.after(last)
+            if caught_up is None:
+                sent, message = feed.state()
+                yield message
             else:
-                sent = last
+                sent, messages = caught_up
+                yield from messages
             last_beat = time.monotonic()
             next_live = 0.0
             live_period = LIVE_PERIOD_S if companion.sensors is not None else IDLE_LIVE_PERIOD_S
             while True:
-                missed = host.events_after(sent)
-                if missed is None:
-                    snap = state_payload()
-                    yield _event_message(snap["seq"], {"event": None, "state": snap})
-                    sent = snap["seq"]
-                elif missed:
-                    snap = state_payload()
-                    for i, ev in enumerate(missed):
-                        last_one = i == len(missed) - 1
-                        yield _event_message(ev.seq, {"event": ev.to_dict(), "state": snap if last_one else None})
-                    sent = missed[-1].seq
+                caught_up = feed.after(sent)
+                if caught_up is None:
+                    sent, message = feed.state()
+                    yield message
+                else:
+                    sent, messages = caught_up
+                    yield from messages
                 now = time.monotonic()
                 if now >= next_live:
                     # sensor readings, and proof of life the page can see (comments are invisible to EventSource)
-                    yield f"event: live\ndata: {json.dumps(companion.live(), separators=(',', ':'))}\n\n"
+                    yield feed.live()
                     next_live = now + live_period
                 # a comment on a fixed beat, whatever else flows, so proxies and tablets see a live connection
                 if now - last_beat >= cfg.heartbeat_s:
-                    yield ": heartbeat\n\n"
+                    yield b": heartbeat\n\n"
                     last_beat = now
                 host.wait_for_change(sent, timeout=max(0.01, min(next_live, last_beat + cfg.heartbeat_s) - now))
         finally:

@@ -1,0 +1,160 @@
+"""waitress as we run it: a page that stops reading its stream gives its slot back (companion/web/serving.py)."""
+
+import dataclasses
+import http.client
+import socket
+import threading
+import time
+
+import pytest
+
+from companion.config import parse
+from companion.daemon import Companion
+from companion.web import create_app
+from companion.web import serving
+from companion.web.serving import OUTBUF_HIGH_WATERMARK, socket_options
+from waitress.buffers import TempfileBasedBuffer
+
+needs_user_timeout = pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
+
+
+@pytest.fixture
+def served(tmp_path):
+    """The daemon's app with room for one stream, on a waitress that gives up on a silent reader after 1 s."""
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}, "web": {"max_streams": 1}}),
+                              store_path=tmp_path / "db.sqlite3")
+    companion = Companion(cfg)
+    companion.start()
+    # small buffers so that a few changes fill them; the behaviour is the same at the real sizes
+    server = serving.create(create_app(companion), host="127.0.0.1", port=0, threads=4, stalled_reader_s=1.0,
+                            outbuf_high_watermark=8 * 1024,
+                            extra_socket_options=[(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)])
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield companion, int(server.effective_port)
+    server.close()
+    companion.stop()
+
+
+def stream_status(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/api/stream")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def changes(companion, n):
+    for _ in range(n):
+        if companion.host.snapshot()["view"]["roll"] is None:
+            companion.roll_die(value=3)
+        else:
+            companion.host.undo()
+
+
+def test_the_server_keeps_waitress_defaults_we_rely_on_and_takes_ours():
+    server = serving.create(lambda environ, start: [], host="127.0.0.1", port=0, threads=3, channel_timeout=5)
+    try:
+        adj = server.adj
+        assert adj.threads == 3 and adj.channel_timeout == 5
+        assert adj.outbuf_high_watermark == OUTBUF_HIGH_WATERMARK < 16 * 1024 * 1024
+        assert (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1) in adj.socket_options
+    finally:
+        server.close()
+
+
+@needs_user_timeout
+def test_the_user_timeout_is_in_milliseconds():
+    assert (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, 60_000) in socket_options()
+
+
+@needs_user_timeout
+def test_a_sleeping_tablet_gives_its_stream_slot_back(served):
+    """Without TCP_USER_TIMEOUT the sleeper below holds the only slot for as long as its socket lives
+    (waitress's idle timeout does not apply while a request runs): every later page would get 503."""
+    companion, port = served
+    sleeper = socket.socket()
+    sleeper.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sleeper.connect(("127.0.0.1", port))
+    sleeper.sendall(b"GET /api/stream HTTP/1.1\r\nHost: table\r\n\r\n")   # ...and never reads a byte
+    try:
+        time.sleep(0.5)
+        assert stream_status(port) == 503        # the slot is the sleeper's
+        changes(companion, 40)                   # a few hundred kB of state: every buffer fills
+        deadline = time.monotonic() + 30
+        status = 503
+        while time.monotonic() < deadline and status == 503:
+            time.sleep(0.5)
+            status = stream_status(port)
+        assert status == 200
+    finally:
+        sleeper.close()
+
+
+def test_a_reading_page_keeps_its_stream(served):
+    companion, port = served
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/api/stream")
+    resp = conn.getresponse()
+    try:
+        got = b""
+        start = companion.host.seq
+        changes(companion, 40)
+        deadline = time.monotonic() + 10
+        while f"id: {start + 40}\n".encode() not in got and time.monotonic() < deadline:
+            got += resp.read1(65536)
+        assert f"id: {start + 40}\n".encode() in got
+        time.sleep(2.5)                          # longer than the stalled-reader limit: a reader is not stalled
+        assert stream_status(port) == 503
+    finally:
+        conn.close()
+
+
+def output_buffers(server):
+    """waitress's output buffers of every open connection: (bytes held in memory, any on disk)."""
+    held, on_disk = 0, False
+    for channel in list(server._map.values()):
+        for outbuf in getattr(channel, "outbufs", ()):
+            buf = outbuf.buf
+            if isinstance(buf, TempfileBasedBuffer):
+                on_disk = True
+            elif buf is not None:
+                held += len(buf.file.getbuffer())
+            held += len(outbuf.strbuf)
+    return held, on_disk
+
+
+def test_a_long_stream_keeps_its_output_buffer_small_and_off_the_disk(tmp_path):
+    """waitress frees a buffer only when it rotates it (at the watermark); with its 16 MB default a stream
+    that never ends kept 1 MB per tablet in memory, then wrote 16 MB per tablet to a temporary file."""
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}}),
+                              store_path=tmp_path / "db.sqlite3")
+    companion = Companion(cfg)
+    # a small kernel send buffer: sends are partial, as on Wi-Fi, and waitress leaves its small-string buffer
+    server = serving.create(create_app(companion), host="127.0.0.1", port=0, threads=4,
+                            extra_socket_options=[(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)])
+    threading.Thread(target=server.run, daemon=True).start()
+    conn = http.client.HTTPConnection("127.0.0.1", int(server.effective_port), timeout=5)
+    try:
+        conn.request("GET", "/api/stream")
+        resp = conn.getresponse()
+        start, written, peak = companion.host.seq, 0, 0
+        for batch in range(40):                   # over 2 MB of state messages through one stream
+            changes(companion, 20)
+            want = f"id: {start + 20 * (batch + 1)}\n".encode()
+            got = b""
+            deadline = time.monotonic() + 10
+            while want not in got and time.monotonic() < deadline:
+                got += resp.read1(65536)
+            assert want in got
+            written += len(got)
+            held, on_disk = output_buffers(server)
+            peak = max(peak, held)
+            assert not on_disk
+        assert written > 2 * 1024 * 1024
+        assert peak < 2 * OUTBUF_HIGH_WATERMARK + 64 * 1024
+    finally:
+        conn.close()
+        server.close()
+        companion.stop()

@@ -142,7 +142,12 @@ class SimulatedTable:
 
 
 class SimLoadCell:
-    """One HX711 channel under the pivot: raw counts with noise, rare glitches and slow drift."""
+    """One HX711 channel under the pivot: raw counts with noise, rare glitches and slow drift.
+
+    `drift` (counts per second) runs from the moment it is set: turning it on late in a run
+    starts a ramp there, and a new rate bends the ramp without a jump. Setting it to 0 stops
+    the ramp where it is, as a real cell does not spring back.
+    """
 
     def __init__(self, table: SimulatedTable, name: str, *, share: float, offset_counts: float,
                  counts_per_gram: float, noise_counts: float = 30.0, glitch_rate: float = 0.0,
@@ -154,10 +159,29 @@ class SimLoadCell:
         self.cpg = counts_per_gram
         self.noise = noise_counts
         self.glitch_rate = glitch_rate
+        self._drift_rate = 0.0
+        self._drifted_before = 0.0          # counts drifted up to _drift_since, at the rates set before
+        self._drift_since = table.clock.now()
         self.drift = drift_counts_per_s
         self.rng = random.Random(seed)
         self.fault: str | None = None  # set by fault injection: reads then fail with this reason
-        self._t0 = table.clock.now()
+
+    @property
+    def drift(self) -> float:
+        return self._drift_rate
+
+    @drift.setter
+    def drift(self, counts_per_s: float) -> None:
+        if isinstance(counts_per_s, bool) or not isinstance(counts_per_s, (int, float)) \
+                or not math.isfinite(counts_per_s):
+            raise ValueError(f"{self.name}: drift must be a finite number of counts per second, not {counts_per_s!r}")
+        now = self.table.clock.now()
+        self._drifted_before = self._drifted(now)
+        self._drift_since = now
+        self._drift_rate = float(counts_per_s)
+
+    def _drifted(self, now: float) -> float:
+        return self._drifted_before + self._drift_rate * (now - self._drift_since)
 
     def read(self, timeout: float = 0.5) -> int:
         if self.fault:
@@ -165,7 +189,7 @@ class SimLoadCell:
         snap = self.table.snapshot()
         if self.glitch_rate and self.rng.random() < self.glitch_rate:
             return self.rng.choice((0, -1, 0x7FFFFF, -0x800000))
-        drift = self.drift * (self.table.clock.now() - self._t0)
+        drift = self._drifted(self.table.clock.now())
         counts = self.offset + drift + snap["weight_g"] * self.share * self.cpg + self.rng.gauss(0, self.noise)
         return int(max(-0x800000, min(0x7FFFFF, round(counts))))
 

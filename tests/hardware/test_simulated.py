@@ -152,3 +152,26 @@ def test_drift_is_a_smooth_ramp_not_placements_or_a_pressing_hand():
         found_steps = steps.drift(t, int(8000 + (placed + hand) * cpg), cpg) or found_steps
     assert found_ramp is not None and 4 < found_ramp < 6
     assert found_steps is None
+
+
+def test_drift_runs_from_the_moment_it_is_set_and_a_new_rate_keeps_the_reading_continuous():
+    clock = FakeClock()
+    table = SimulatedTable(MODEL, clock)
+    cell = SimLoadCell(table, "load0", share=1, offset_counts=8000, counts_per_gram=2150, noise_counts=0)
+    clock.advance(600)                                 # ten minutes of play without drift
+    start = cell.read()
+    cell.drift = 100.0
+    assert cell.read() == start                        # no jump when it is turned on
+    clock.advance(10)
+    assert cell.read() == start + 1000
+    cell.drift = -50.0                                 # a new rate bends the ramp, no jump
+    assert cell.read() == start + 1000
+    clock.advance(4)
+    assert cell.read() == start + 800
+    cell.drift = 0                                     # stops where it is
+    clock.advance(100)
+    assert cell.read() == start + 800 and cell.drift == 0.0
+    for bad in (math.nan, "fast", True, None):
+        with pytest.raises(ValueError, match="load0: drift must be a finite number"):
+            cell.drift = bad
+    assert cell.drift == 0.0

@@ -164,7 +164,11 @@ def _oserror(*args: Any, **kwargs: Any) -> Any:
 
 
 class _Drift:
-    """A load cell whose reading runs away at a steady rate from the moment the fault starts."""
+    """A load cell whose reading runs away at a steady rate from the moment the fault starts.
+
+    Not SimLoadCell's own `drift` knob: that keeps what has drifted when it is set back to 0, as a
+    real cell does, while this fault must end with the cell reading right again.
+    """
 
     def __init__(self, table: Table, counts_per_s: float):
         self.cell = _cell(table)
@@ -199,8 +203,7 @@ FAULTS: dict[str, Fault] = {
         lambda t: _set(_cell(t), glitch_rate=0.0)),
     "load cell drifts fast": Fault(
         "load cell drifts fast", "load0", ("drift",),
-        # 5 g/s on a 2150 counts/g cell. (SimLoadCell's own `drift` knob counts from the cell's creation, so
-        # turning it on late in a run jumps straight to the rail; this drift starts when the fault does.)
+        # 5 g/s on a 2150 counts/g cell
         lambda t: _replace_read(_cell(t), "read", _Drift(t, 10_750.0)),
         lambda t: _restore_read(_cell(t), "read"), duration_s=20.0),
     "accelerometer raises OSError": Fault(

@@ -2,8 +2,8 @@
 
 Run: .venv/bin/python bench/faults.py [--rounds 20] [--live-rounds 1] [--seed 1] [--json FILE]
 Each round injects every kind of fault (a load cell that stops answering, glitches, drifts fast or returns a
-wrong type; an accelerometer raising OSError or reading NaN; a chattering tilt switch) on a random device
-for a random time, plus one pair of faults at once. A fault is survived when the API kept answering, the
+wrong type; an accelerometer raising OSError or reading NaN; a chattering tilt switch; a button stuck
+pressed) on a random device for a random time, plus one pair of faults at once. A fault is survived when the API kept answering, the
 device was shown unavailable with a reason naming the trouble, the other devices kept being read, the
 game went on by the page and the buttons, nothing escaped the sensor loop, and the device came back by
 itself afterwards. --rounds run on a hand-moved clock (fast); --live-rounds run in real time with the
@@ -24,11 +24,13 @@ from pathlib import Path
 
 from _common import Figures  # first: it also puts the repository on sys.path
 
-from tests.reliability.faultlab import FAULTS, Fault, Outcome, Table, inject
+from companion.hardware.faults import STUCK_BUTTON_S
+from tests.reliability.faultlab import FAULTS, Fault, Outcome, Table, inject, stuck_button
 
-DURATIONS_S = {"load cell drifts fast": (12.0, 25.0)}
+# a button is stuck only once it has been down for STUCK_BUTTON_S: shorter is a long press, not a fault
+DURATIONS_S = {"load cell drifts fast": (12.0, 25.0), "button stuck pressed": (STUCK_BUTTON_S + 1, 25.0)}
 DEFAULT_DURATION_S = (1.0, 10.0)
-LIVE_DURATIONS_S = {"load cell drifts fast": 12.0}
+LIVE_DURATIONS_S = {"load cell drifts fast": 12.0, "button stuck pressed": STUCK_BUTTON_S + 2}
 LIVE_DEFAULT_S = 2.0
 
 
@@ -48,6 +50,13 @@ def on_cell(fault: Fault, index: int) -> Fault:
         return run
 
     return dataclasses.replace(fault, device=f"load{index}", start=retarget(fault.start), clear=retarget(fault.clear))
+
+
+def pick(kind: str, table: Table, rng: random.Random) -> Fault:
+    """The fault of this kind on a random device of its kind: a load cell, or a button of the panel."""
+    if kind == "button stuck pressed":
+        return stuck_button(rng.choice(table.companion.buttons.names))
+    return on_cell(FAULTS[kind], rng.randrange(len(table.sensors.cells)))
 
 
 def pair(a: Fault, b: Fault) -> Fault:
@@ -76,14 +85,15 @@ def main(argv: list[str] | None = None) -> int:
                 kinds = list(FAULTS)
                 rng.shuffle(kinds)
                 for kind in kinds:
-                    fault = on_cell(FAULTS[kind], rng.randrange(len(table.sensors.cells)))
                     low, high = DURATIONS_S.get(kind, DEFAULT_DURATION_S)
-                    outcomes.append(("simulated clock", inject(table, fault, duration_s=rng.uniform(low, high))))
+                    outcomes.append(("simulated clock", inject(table, pick(kind, table, rng),
+                                                               duration_s=rng.uniform(low, high))))
                 a, b = rng.sample([k for k in FAULTS if FAULTS[k].device == "load0"], 1) + \
                     rng.sample([k for k in FAULTS if FAULTS[k].device != "load0"], 1)
-                both = pair(FAULTS[a], FAULTS[b])
-                outcomes.append(("simulated clock",
-                                 inject(table, both, duration_s=max(DURATIONS_S.get(a, (5.0, 5.0))[0], 5.0))))
+                both = pair(FAULTS[a], pick(b, table, rng))
+                # long enough for the slower of the two to show (a drift, a stuck button), and at least 5 s
+                longest = max(DURATIONS_S.get(k, (5.0, 5.0))[0] for k in (a, b))
+                outcomes.append(("simulated clock", inject(table, both, duration_s=max(longest, 5.0))))
                 fig.say(f"round {r + 1}: {sum(o.survived for _, o in outcomes)} / {len(outcomes)} survived so far; "
                         f"game at seq {table.companion.host.seq}")
         finally:

@@ -61,7 +61,7 @@ class Companion:
         self.sensors: SensorMonitor | None = None
         self.indicators = SimIndicators(self.clock)
         mapped = sorted({b for table in config.button_actions.values() for b in table})
-        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo", *mapped))
+        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo", *mapped), clock=self.clock)
         self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice,
                                            {g: dict(a) for g, a in config.button_actions.items()})
         self._demo_idle = 0
@@ -230,13 +230,18 @@ class Companion:
                 if out.get(key) is None:
                     sensed[key] = None
             out.update(sensed)
-        if self.devices is not None:
-            # buttons and LEDs are not polled by the sensor loop: list the ones whose pins failed
-            polled = {d["name"] for d in out["devices"]}
-            out["devices"] = out["devices"] + [
-                {"name": name, "kind": "output" if name.startswith("indicator") else "button", "ok": False,
-                 "reason": reason, "since": None, "for_s": None}
-                for name, reason in self.devices.unavailable() if name not in polled]
+        # buttons and LEDs are not polled by the sensor loop: list the ones whose pins failed or that are stuck
+        listed = {d["name"] for d in out["devices"]}
+        failing = list(self.devices.unavailable()) if self.devices is not None else []
+        # the simulated panel is in no Devices, a GPIO panel is in both: hence the check on names
+        failing += self.buttons.failures()
+        extra = []
+        for name, reason in failing:
+            if name not in listed:
+                listed.add(name)
+                extra.append({"name": name, "kind": "output" if name.startswith("indicator") else "button",
+                              "ok": False, "reason": reason, "since": None, "for_s": None})
+        out["devices"] = out["devices"] + extra
         notices = list(self.notices) + list(self.host.problems)
         if getattr(self.store, "backup_problem", None):
             notices.append(f"the last backup failed: {self.store.backup_problem}")

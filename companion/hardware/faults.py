@@ -19,6 +19,10 @@ _NO_ANSWER = {errno.EREMOTEIO, errno.ENXIO, errno.EIO, errno.ETIMEDOUT, errno.EA
 # physical header pins for the I2C lines, named in fixes so nobody has to look them up
 I2C_PINS = {1: "SDA on GPIO 2 (pin 3), SCL on GPIO 3 (pin 5)"}
 
+# Nobody holds a button this long on purpose (a long press is 1 s), while a box leaning on the panel,
+# a jammed cap or a wire shorted to GND holds it for as long as it lasts.
+STUCK_BUTTON_S = 10.0
+
 
 class DeviceFault(SensorFault):
     """A SensorFault with the fix: `problem` is what was seen, `fix` what to do (or None).
@@ -88,3 +92,11 @@ def gpio_fault(device: str, pins: str, exc: BaseException) -> DeviceFault:
         return DeviceFault(device, f"{pins} is not a GPIO on this board ({text})",
                            "use BCM GPIO numbers from 4 to 27 (see hardware/wiring.md)")
     return DeviceFault(device, f"{pins}: {kind}: {text}")
+
+
+def stuck_button_fault(button: str, held_s: float, *, long_press_given: bool = True) -> DeviceFault:
+    """A button held down past the stuck threshold. When its one long press (an undo) went through before it
+    was seen as stuck, the reason says so: the players can then play the undone move again."""
+    after = ", after one long press (undo)" if long_press_given else ""
+    return DeviceFault(f"button {button}", f"stuck pressed for {int(held_s)} s{after}",
+                       "check the switch and its wire (the page's buttons still work)")

@@ -5,9 +5,10 @@ Debouncing is done here against the daemon's monotonic clock, not by gpiozero's
 it behaves the same on every Pi and can be tested with a fake clock.
 
 Buttons and outputs are opened one by one: a pin that cannot be claimed is reported
-and retried with backoff, while the others work. Buttons are wired from the GPIO to
-GND and use the internal pull-up; GPIO 2 and 3 are refused because their fixed 1.8 kΩ
-I2C pull-ups (and the I2C bus) sit on them.
+and retried with backoff, while the others work; a button held down past stuck_s is
+reported as stuck the same way. Buttons are wired from the GPIO to GND and use the
+internal pull-up; GPIO 2 and 3 are refused because their fixed 1.8 kΩ I2C pull-ups
+(and the I2C bus) sit on them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gpiozero import LED, Buzzer, DigitalInputDevice
 from companion.clock import Clock
 from companion.devices import Debouncer
 from companion.hardware.deadline import Backoff
-from companion.hardware.faults import DeviceFault, gpio_fault
+from companion.hardware.faults import STUCK_BUTTON_S, DeviceFault, gpio_fault, stuck_button_fault
 
 log = logging.getLogger(__name__)
 
@@ -83,22 +84,34 @@ class _Button:
     backoff: Backoff = field(default_factory=Backoff)
     pressed_at: float | None = None
     held: bool = False
+    stuck: bool = False
 
 
 class GpioButtonPanel:
     """Buttons from GPIO to GND: a short press fires on release, a long press fires once held for hold_s.
+
+    A button still held after stuck_s is stuck: `failures()` lists it with the reason, and
+    its release fires nothing (it was no press) and brings it back. The long press it gave
+    at hold_s has gone through by then: holding it back until the release would make every
+    deliberate undo wait for the player to let go, and would still undo for a box that
+    leans on the button for less than stuck_s.
 
     A poll thread samples the pins every poll_s; `poll()` does one round (tests call it
     with a fake clock). Callbacks run on the poll thread, one at a time.
     """
 
     def __init__(self, buttons: Mapping[str, int], *, pin_factory: Any = None, clock: Clock | None = None,
-                 debounce_s: float = 0.03, hold_s: float = 1.0, poll_s: float = 0.01, start: bool = True):
+                 debounce_s: float = 0.03, hold_s: float = 1.0, stuck_s: float = STUCK_BUTTON_S,
+                 poll_s: float = 0.01, start: bool = True):
+        if not 0 < hold_s < stuck_s:
+            # a stuck_s at or below hold_s would call every long press stuck and no undo could be given
+            raise ValueError(f"stuck_s ({stuck_s:g} s) must be longer than hold_s ({hold_s:g} s), both above 0")
         self.names = tuple(buttons)
         self.clock = clock or Clock()
         self.pin_factory = pin_factory
         self.debounce_s = debounce_s
         self.hold_s = hold_s
+        self.stuck_s = stuck_s
         self.poll_s = poll_s
         self._press: list[Callable[[str], None]] = []
         self._hold: list[Callable[[str], None]] = []
@@ -129,9 +142,16 @@ class GpioButtonPanel:
         self._fire([(name, "hold" if hold else "press")])
 
     def failures(self) -> list[tuple[str, str]]:
-        """(device name, reason) for each button whose pin is not working now."""
+        """(device name, reason) for each button whose pin is not working now or that is stuck pressed."""
+        now = self.clock.now()
         with self._lock:
-            return [(f"button {b.name}", b.error.reason) for b in self._buttons if b.error is not None]
+            out = []
+            for b in self._buttons:
+                if b.error is not None:
+                    out.append((f"button {b.name}", b.error.reason))
+                elif b.stuck and b.pressed_at is not None:
+                    out.append((f"button {b.name}", self._stuck_reason(b, now - b.pressed_at)))
+            return out
 
     # --- opening
     def _open(self, b: _Button, now: float) -> None:
@@ -174,7 +194,7 @@ class GpioButtonPanel:
         device, b.device = b.device, None
         b.error = fault
         b.backoff.failed(now)
-        b.pressed_at, b.held = None, False
+        b.pressed_at, b.held, b.stuck = None, False, False
         try:
             device.close()
         except Exception as exc:  # closing a failed pin: report, the retry opens a fresh one
@@ -184,16 +204,27 @@ class GpioButtonPanel:
         before = b.debouncer.value
         pressed = b.debouncer.update(raw, now)
         if pressed and not before:
-            b.pressed_at, b.held = now, False
+            b.pressed_at, b.held, b.stuck = now, False, False
+        elif pressed and b.pressed_at is not None and not b.stuck and now - b.pressed_at >= self.stuck_s:
+            b.stuck = True
+            log.warning("button %s unavailable: %s", b.name, self._stuck_reason(b, now - b.pressed_at))
         elif pressed and not b.held and b.pressed_at is not None and now - b.pressed_at >= self.hold_s:
             b.held = True
             return [(b.name, "hold")]
         elif not pressed and before:
             # a short press counts on release, so that a long press is never also a short one
-            was_held, b.pressed_at, b.held = b.held, None, False
-            if not was_held:
+            was_held, was_stuck = b.held, b.stuck
+            b.pressed_at, b.held, b.stuck = None, False, False
+            if was_stuck:
+                log.info("button %s is back", b.name)
+            elif not was_held:
                 return [(b.name, "press")]
         return []
+
+    @staticmethod
+    def _stuck_reason(b: _Button, held_s: float) -> str:
+        # a poll thread stalled past stuck_s never fired the hold: the reason must not claim an undo then
+        return stuck_button_fault(b.name, held_s, long_press_given=b.held).reason
 
     def _fire(self, events: Iterable[tuple[str, str]]) -> None:
         for name, kind in events:

@@ -52,6 +52,9 @@ class ButtonPanel(Protocol):
     def on_hold(self, callback: Callable[[str], None]) -> None:
         """callback(button name) on a long press."""
 
+    def failures(self) -> list[tuple[str, str]]:
+        """(device name, reason) for each button not working now: a dead pin, a button stuck pressed."""
+
 
 @runtime_checkable
 class Indicators(Protocol):

@@ -9,6 +9,7 @@ raw counts, accelerometer noise, tilt-switch contact bounce.
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import threading
@@ -17,7 +18,10 @@ from typing import Callable, Iterable
 
 from companion.clock import Clock
 from companion.games.balance_model import Model
+from companion.hardware.faults import STUCK_BUTTON_S, stuck_button_fault
 from companion.hardware.interfaces import SensorFault
+
+log = logging.getLogger(__name__)
 
 STEP_S = 0.005
 
@@ -142,7 +146,12 @@ class SimulatedTable:
 
 
 class SimLoadCell:
-    """One HX711 channel under the pivot: raw counts with noise, rare glitches and slow drift."""
+    """One HX711 channel under the pivot: raw counts with noise, rare glitches and slow drift.
+
+    `drift` (counts per second) runs from the moment it is set: turning it on late in a run
+    starts a ramp there, and a new rate bends the ramp without a jump. Setting it to 0 stops
+    the ramp where it is, as a real cell does not spring back.
+    """
 
     def __init__(self, table: SimulatedTable, name: str, *, share: float, offset_counts: float,
                  counts_per_gram: float, noise_counts: float = 30.0, glitch_rate: float = 0.0,
@@ -154,10 +163,29 @@ class SimLoadCell:
         self.cpg = counts_per_gram
         self.noise = noise_counts
         self.glitch_rate = glitch_rate
+        self._drift_rate = 0.0
+        self._drifted_before = 0.0          # counts drifted up to _drift_since, at the rates set before
+        self._drift_since = table.clock.now()
         self.drift = drift_counts_per_s
         self.rng = random.Random(seed)
         self.fault: str | None = None  # set by fault injection: reads then fail with this reason
-        self._t0 = table.clock.now()
+
+    @property
+    def drift(self) -> float:
+        return self._drift_rate
+
+    @drift.setter
+    def drift(self, counts_per_s: float) -> None:
+        if isinstance(counts_per_s, bool) or not isinstance(counts_per_s, (int, float)) \
+                or not math.isfinite(counts_per_s):
+            raise ValueError(f"{self.name}: drift must be a finite number of counts per second, not {counts_per_s!r}")
+        now = self.table.clock.now()
+        self._drifted_before = self._drifted(now)
+        self._drift_since = now
+        self._drift_rate = float(counts_per_s)
+
+    def _drifted(self, now: float) -> float:
+        return self._drifted_before + self._drift_rate * (now - self._drift_since)
 
     def read(self, timeout: float = 0.5) -> int:
         if self.fault:
@@ -165,7 +193,7 @@ class SimLoadCell:
         snap = self.table.snapshot()
         if self.glitch_rate and self.rng.random() < self.glitch_rate:
             return self.rng.choice((0, -1, 0x7FFFFF, -0x800000))
-        drift = self.drift * (self.table.clock.now() - self._t0)
+        drift = self._drifted(self.table.clock.now())
         counts = self.offset + drift + snap["weight_g"] * self.share * self.cpg + self.rng.gauss(0, self.noise)
         return int(max(-0x800000, min(0x7FFFFF, round(counts))))
 
@@ -217,12 +245,27 @@ class SimTiltSwitch:
 
 
 class SimButtonPanel:
-    """Buttons pressed by code (the demo, tests, the page's virtual panel)."""
+    """Buttons pressed by code (the demo, tests, the page's virtual panel), whose physical side can stick.
 
-    def __init__(self, names: Iterable[str] = ("roll", "next", "confirm", "undo")):
+    `press()` is the page's virtual panel, a path of its own: it works whatever the physical
+    buttons do. `stick(name)` holds the physical button down as a stuck GPIO button is: it
+    gives its one long press (at once, as there is no poll loop here to wait hold_s), and
+    `failures()` lists it once it has been down for stuck_s. `release(name)` lets it go:
+    that fires nothing, as a stuck GPIO button's release does not, and the button is back.
+    """
+
+    def __init__(self, names: Iterable[str] = ("roll", "next", "confirm", "undo"), *, clock: Clock | None = None,
+                 stuck_s: float = STUCK_BUTTON_S):
+        if not stuck_s > 0:
+            raise ValueError(f"stuck_s must be above 0 s, not {stuck_s!r}")
         self.names = tuple(names)
+        self.clock = clock or Clock()
+        self.stuck_s = stuck_s
         self._press: list[Callable[[str], None]] = []
         self._hold: list[Callable[[str], None]] = []
+        self._lock = threading.Lock()   # fault injection sticks buttons while the page asks for failures()
+        self._down_since: dict[str, float] = {}
+        self._reported: set[str] = set()
 
     def on_press(self, callback: Callable[[str], None]) -> None:
         self._press.append(callback)
@@ -230,11 +273,49 @@ class SimButtonPanel:
     def on_hold(self, callback: Callable[[str], None]) -> None:
         self._hold.append(callback)
 
-    def press(self, name: str, *, hold: bool = False) -> None:
+    def _check(self, name: str) -> None:
         if name not in self.names:
             raise ValueError(f"no button named {name!r} (buttons: {', '.join(self.names)})")
+
+    def press(self, name: str, *, hold: bool = False) -> None:
+        self._check(name)
         for cb in self._hold if hold else self._press:
             cb(name)
+
+    def stick(self, name: str) -> None:
+        """The physical button goes down and stays down (fault injection)."""
+        self._check(name)
+        with self._lock:
+            if name in self._down_since:
+                return          # still the same stuck press: its long press was given already
+            self._down_since[name] = self.clock.now()
+        for cb in self._hold:
+            cb(name)
+
+    def release(self, name: str) -> None:
+        """The stuck button comes up again: no press, and it is back."""
+        self._check(name)
+        with self._lock:
+            self._down_since.pop(name, None)
+            reported = name in self._reported
+            self._reported.discard(name)
+        if reported:
+            log.info("button %s is back", name)
+
+    def failures(self) -> list[tuple[str, str]]:
+        """(device name, reason) for each button stuck down for stuck_s or longer."""
+        now = self.clock.now()
+        out, new = [], []
+        with self._lock:
+            for name, since in self._down_since.items():
+                if now - since >= self.stuck_s:
+                    out.append((f"button {name}", stuck_button_fault(name, now - since).reason))
+                    if name not in self._reported:
+                        self._reported.add(name)
+                        new.append(out[-1])
+        for name, reason in new:
+            log.warning("%s unavailable: %s", name, reason)
+        return out
 
 
 class SimIndicators:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -96,6 +97,66 @@ def test_long_press_fires_hold_once_while_held_and_no_press(pins, panel):
     pins.pin(23).drive_high()
     step(panel, 0.1)
     assert panel.events == [("hold", "undo")]
+
+
+def test_a_button_stuck_pressed_is_reported_fires_nothing_more_and_comes_back_on_release(pins, panel, caplog):
+    """A box leaning on `undo`: its long press at 1 s goes through (one undo, as for a deliberate long press,
+    which the panel cannot tell apart that early), then after 10 s it is stuck, and nothing else fires."""
+    caplog.set_level(logging.INFO, logger="companion.hardware.gpio_devices")
+    pins.pin(23).drive_low()
+    step(panel, 1.1)
+    assert panel.events == [("hold", "undo")] and panel.failures() == []
+    step(panel, 8.0)
+    assert panel.failures() == []                      # 9.1 s: a very long press, not yet stuck
+    step(panel, 3.0)
+    [(name, reason)] = panel.failures()
+    assert name == "button undo"
+    assert reason.startswith("stuck pressed for 12 s, after one long press (undo)")
+    assert "check the switch and its wire" in reason
+    assert any("button undo unavailable: stuck pressed" in r.getMessage() for r in caplog.records)
+    step(panel, 60.0)
+    assert panel.events == [("hold", "undo")]          # nothing more while stuck
+    assert panel.failures()[0][1].startswith("stuck pressed for 72 s")
+    # the other buttons and the page's virtual panel still work meanwhile
+    pins.pin(17).drive_low()
+    step(panel, 0.1)
+    pins.pin(17).drive_high()
+    step(panel, 0.1)
+    panel.press("undo")
+    assert panel.events == [("hold", "undo"), ("press", "roll"), ("press", "undo")]
+    pins.pin(23).drive_high()
+    step(panel, 0.1)
+    assert panel.failures() == []
+    assert panel.events == [("hold", "undo"), ("press", "roll"), ("press", "undo")]   # the release is no press
+    assert any(r.getMessage() == "button undo is back" for r in caplog.records)
+    # and it is an ordinary button again
+    pins.pin(23).drive_low()
+    step(panel, 0.1)
+    pins.pin(23).drive_high()
+    step(panel, 0.1)
+    assert panel.events[-1] == ("press", "undo")
+
+
+def test_a_stalled_poll_past_the_stuck_time_claims_no_long_press(pins, panel):
+    pins.pin(22).drive_low()
+    step(panel, 0.1)
+    panel.clock_.advance(15)           # the poll thread did not run for 15 s
+    panel.poll()
+    [(_, reason)] = panel.failures()
+    assert reason.startswith("stuck pressed for 15 s —") and panel.events == []
+
+
+def test_the_stuck_time_is_a_parameter_and_must_exceed_the_long_press(pins):
+    clock = FakeClock()
+    panel = GpioButtonPanel({"roll": 17}, pin_factory=pins, clock=clock, hold_s=0.5, stuck_s=3.0, start=False)
+    pins.pin(17).drive_low()
+    for _ in range(700):
+        clock.advance(0.005)
+        panel.poll()
+    assert [n for n, _ in panel.failures()] == ["button roll"]
+    panel.close()
+    with pytest.raises(ValueError, match="stuck_s .* must be longer than hold_s"):
+        GpioButtonPanel({"roll": 17}, pin_factory=pins, hold_s=1.0, stuck_s=1.0, start=False)
 
 
 def test_contact_bounce_gives_one_press(pins, panel):

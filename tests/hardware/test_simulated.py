@@ -1,5 +1,6 @@
 """The simulated arm follows the physical model; the simulated drivers behave like real parts."""
 
+import logging
 import math
 
 import pytest
@@ -152,3 +153,53 @@ def test_drift_is_a_smooth_ramp_not_placements_or_a_pressing_hand():
         found_steps = steps.drift(t, int(8000 + (placed + hand) * cpg), cpg) or found_steps
     assert found_ramp is not None and 4 < found_ramp < 6
     assert found_steps is None
+
+
+def test_a_stuck_sim_button_gives_one_long_press_is_listed_after_the_stuck_time_and_comes_back(caplog):
+    caplog.set_level(logging.INFO, logger="companion.hardware.simulated")
+    clock = FakeClock()
+    panel = SimButtonPanel(("roll", "undo"), clock=clock, stuck_s=10.0)
+    events = []
+    panel.on_press(lambda n: events.append(("press", n)))
+    panel.on_hold(lambda n: events.append(("hold", n)))
+    panel.stick("undo")
+    assert events == [("hold", "undo")]               # the one long press a stuck GPIO button gives
+    panel.stick("undo")                                # still the same stuck press
+    clock.advance(9.9)
+    assert panel.failures() == []
+    clock.advance(2.1)
+    [(name, reason)] = panel.failures()
+    assert name == "button undo" and reason.startswith("stuck pressed for 12 s, after one long press (undo) — check")
+    # the page's virtual panel is another path: it works, the stuck one included
+    panel.press("undo")
+    panel.press("roll")
+    assert events == [("hold", "undo"), ("press", "undo"), ("press", "roll")]
+    panel.release("undo")
+    assert panel.failures() == [] and len(events) == 3     # the release is no press
+    assert [r.getMessage() for r in caplog.records if "button undo" in r.getMessage()] == [
+        f"button undo unavailable: {reason}", "button undo is back"]
+    with pytest.raises(ValueError, match="no button named 'jump'"):
+        panel.stick("jump")
+
+
+def test_drift_runs_from_the_moment_it_is_set_and_a_new_rate_keeps_the_reading_continuous():
+    clock = FakeClock()
+    table = SimulatedTable(MODEL, clock)
+    cell = SimLoadCell(table, "load0", share=1, offset_counts=8000, counts_per_gram=2150, noise_counts=0)
+    clock.advance(600)                                 # ten minutes of play without drift
+    start = cell.read()
+    cell.drift = 100.0
+    assert cell.read() == start                        # no jump when it is turned on
+    clock.advance(10)
+    assert cell.read() == start + 1000
+    cell.drift = -50.0                                 # a new rate bends the ramp, no jump
+    assert cell.read() == start + 1000
+    clock.advance(4)
+    assert cell.read() == start + 800
+    cell.drift = 0                                     # stops where it is
+    clock.advance(100)
+    assert cell.read() == start + 800 and cell.drift == 0.0
+    for bad in (math.nan, "fast", True, None):
+        with pytest.raises(ValueError, match="load0: drift must be a finite number"):
+            cell.drift = bad
+    assert cell.drift == 0.0

@@ -79,18 +79,27 @@ class Table:
         return {d["name"]: d for d in self.state()["live"]["devices"]}[name]
 
     def ok(self, name: str) -> bool:
-        return {d["name"]: d for d in self.companion.live()["devices"]}[name]["ok"]
+        devices = {d["name"]: d for d in self.companion.live()["devices"]}
+        if name not in devices and name.startswith("button "):
+            return True     # the sensor loop does not poll buttons: they are listed only while unavailable
+        return devices[name]["ok"]
 
     def play_by_page_and_buttons(self) -> list[int]:
-        """A roll and a move from the page, then a roll and a confirm from the button panel; the new seqs."""
+        """A roll and a move from the page, then a roll and a confirm from the button panel; the new seqs.
+
+        The page's roll is skipped when the die already shows: a stuck button's long press may have undone
+        the last move, leaving its roll to be played again."""
         c = self.client
         seqs = self._playing()
-        r = c.post("/api/roll", json={"value": 2})
+        view = self.state()["view"]
+        if view["roll"] is None:
+            r = c.post("/api/roll", json={"value": 2})
+            assert r.status_code == 200, r.get_json()
+            seqs.append(r.get_json()["seq"])
+            view = r.get_json()["state"]["view"]
+        r = c.post("/api/action", json={"action": {"type": "move", "move": view["moves"][0]["move"]}})
         assert r.status_code == 200, r.get_json()
-        move = r.get_json()["state"]["view"]["moves"][0]["move"]
-        r = c.post("/api/action", json={"action": {"type": "move", "move": move}})
-        assert r.status_code == 200, r.get_json()
-        seqs += [r.get_json()["seq"] - 1, r.get_json()["seq"]]
+        seqs.append(r.get_json()["seq"])
         seqs += self._playing()
         for button in ("roll", "next", "confirm"):
             r = c.post(f"/api/buttons/{button}", json={})
@@ -164,7 +173,11 @@ def _oserror(*args: Any, **kwargs: Any) -> Any:
 
 
 class _Drift:
-    """A load cell whose reading runs away at a steady rate from the moment the fault starts."""
+    """A load cell whose reading runs away at a steady rate from the moment the fault starts.
+
+    Not SimLoadCell's own `drift` knob: that keeps what has drifted when it is set back to 0, as a
+    real cell does, while this fault must end with the cell reading right again.
+    """
 
     def __init__(self, table: Table, counts_per_s: float):
         self.cell = _cell(table)
@@ -188,6 +201,14 @@ class _Chatter:
         return self.state
 
 
+def stuck_button(name: str) -> Fault:
+    """A physical button held down (a box leaning on it) past the panel's stuck time, then let go."""
+    return Fault(
+        "button stuck pressed", f"button {name}", ("stuck",),
+        lambda t: t.companion.buttons.stick(name),
+        lambda t: t.companion.buttons.release(name), duration_s=12.0)
+
+
 FAULTS: dict[str, Fault] = {
     "load cell stops answering": Fault(
         "load cell stops answering", "load0", ("no answer",),
@@ -199,8 +220,7 @@ FAULTS: dict[str, Fault] = {
         lambda t: _set(_cell(t), glitch_rate=0.0)),
     "load cell drifts fast": Fault(
         "load cell drifts fast", "load0", ("drift",),
-        # 5 g/s on a 2150 counts/g cell. (SimLoadCell's own `drift` knob counts from the cell's creation, so
-        # turning it on late in a run jumps straight to the rail; this drift starts when the fault does.)
+        # 5 g/s on a 2150 counts/g cell
         lambda t: _replace_read(_cell(t), "read", _Drift(t, 10_750.0)),
         lambda t: _restore_read(_cell(t), "read"), duration_s=20.0),
     "accelerometer raises OSError": Fault(
@@ -219,6 +239,7 @@ FAULTS: dict[str, Fault] = {
         "tilt switch chatters", "tilt_switch", ("chatter", "bounc", "flicker"),
         lambda t: _replace_read(t.sensors.tilt, "is_closed", _Chatter()),
         lambda t: _restore_read(t.sensors.tilt, "is_closed")),
+    "button stuck pressed": stuck_button("undo"),
 }
 
 
@@ -262,10 +283,11 @@ def inject(table: Table, fault: Fault, *, duration_s: float | None = None) -> Ou
                                     f"reason {dev['reason']!r}; expected unavailable with one of {words}")
         out.shown = all(shown)
         others = [d for d in table.state()["live"]["devices"] if d["name"] not in names]
-        fresh = {d["name"]: d["samples"] for d in others}
+        # a button listed here is unavailable, and has no samples: it fails the check instead of the lab
+        fresh = {d["name"]: d.get("samples", 0) for d in others}
         table.run(0.2)
-        later = {d["name"]: d["samples"] for d in table.state()["live"]["devices"] if d["name"] not in names}
-        out.others_ok = all(d["ok"] for d in others) and all(later[n] > fresh[n] for n in fresh)
+        later = {d["name"]: d.get("samples", 0) for d in table.state()["live"]["devices"] if d["name"] not in names}
+        out.others_ok = all(d["ok"] for d in others) and all(later.get(n, 0) > fresh[n] for n in fresh)
         if not out.others_ok:
             out.problems.append("the other devices stopped being read or were marked unavailable too")
         before = table.companion.host.seq

@@ -54,16 +54,29 @@ def test_glitches_never_reach_the_shown_weight(table):
     assert all(w is None or abs(w - true_weight) < 5 for w in shown)
 
 
-def test_a_button_held_down_undoes_once_and_the_panel_still_works(table):
-    """A stuck button gives one long press (gpiozero fires `held` once per press): one undo, nothing more."""
-    c = table.client
+def test_a_stuck_button_undoes_once_is_shown_unavailable_and_comes_back_on_release(table):
+    """A box leaning on `confirm`: its one long press undoes the last action (a stuck button cannot be told from a
+    deliberate long press until stuck_s has passed); after that it is shown unavailable, fires nothing, and the
+    game goes on by the page and the page's buttons, `confirm` included. Let go, it is back with no press."""
+    c, host = table.client, table.companion.host
     c.post("/api/roll", json={"value": 3})
-    seq = table.companion.host.seq
-    assert c.post("/api/buttons/confirm", json={"hold": True}).status_code == 200
-    assert table.companion.host.seq == seq + 1 and table.state()["view"]["roll"] is None
+    seq = host.seq
+    table.companion.buttons.stick("confirm")
+    assert host.seq == seq + 1 and table.state()["view"]["roll"] is None          # the one undo
+    table.run(9.0)
+    assert "button confirm" not in {d["name"] for d in table.companion.live()["devices"]}
+    table.run(3.0)
+    dev = table.device("button confirm")
+    assert dev["ok"] is False and dev["kind"] == "button"
+    assert dev["reason"].startswith("stuck pressed for 12 s, after one long press (undo) — check the switch")
+    health = c.get("/api/health").get_json()
+    assert health["ok"] is False and "button confirm" in {d["name"] for d in health["devices"] if not d["ok"]}
     for button in ("roll", "next", "confirm"):
         assert c.post(f"/api/buttons/{button}", json={}).status_code == 200
-    assert table.companion.host.seq == seq + 3
+    assert host.seq == seq + 3
+    table.companion.buttons.release("confirm")
+    assert host.seq == seq + 3                                                      # the release is no press
+    assert table.ok("button confirm") and c.get("/api/health").get_json()["ok"] is True
 
 
 def test_a_quick_game_on_the_arm_is_not_taken_for_a_fault(table):

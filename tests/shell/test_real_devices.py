@@ -7,6 +7,7 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
+from companion.clock import FakeClock
 from companion.config import parse
 from companion.daemon import Companion
 from companion.web import create_app
@@ -50,5 +51,41 @@ def test_buttons_leds_and_a_missing_load_cell(tmp_path, mock_pins, monkeypatch):
         assert any(not d["ok"] for d in state["live"]["devices"])
         # the LEDs follow the game
         assert comp.indicators.light in ("green", "amber")
+    finally:
+        comp.stop()
+
+
+def test_a_stuck_gpio_button_is_shown_once_with_its_reason_and_comes_back(tmp_path, mock_pins):
+    """The GPIO panel is both the daemon's button panel and one of its devices: listed once, not twice."""
+    clock = FakeClock()
+    cfg = dataclasses.replace(parse({"buttons": {"roll": 22, "undo": 23}}), store_path=tmp_path / "db.sqlite3")
+    comp = Companion(cfg, clock=clock)
+
+    def buttons_listed():
+        return [d for d in comp.live()["devices"] if d["kind"] == "button"]
+
+    def after(seconds, until=lambda: True):
+        # the panel's own poll thread samples the pins (every 10 ms); the clock it reads moves only here
+        time.sleep(0.05)
+        clock.advance(seconds)
+        deadline = time.monotonic() + 2
+        while not until() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        assert until()
+
+    try:
+        mock_pins.pin(23).drive_low()
+        after(0.1)                                  # debounced: pressed
+        after(2.0, lambda: comp.last_refusal is not None)    # held: its long press asks for an undo (none yet)
+        after(10.0, lambda: buttons_listed() != [])
+        assert comp.last_refusal["message"] == "nothing to undo in this game"
+        [dev] = buttons_listed()
+        assert dev["name"] == "button undo" and dev["ok"] is False
+        assert dev["reason"].startswith("stuck pressed for 12 s, after one long press (undo)")
+        health = create_app(comp).test_client().get("/api/health").get_json()
+        assert health["ok"] is False and [d["name"] for d in health["devices"]] == ["button undo"]
+        mock_pins.pin(23).drive_high()
+        after(0.1, lambda: buttons_listed() == [])
     finally:
         comp.stop()

@@ -179,7 +179,7 @@
   function renderLive() {
     const devs = live.devices || [];
     $("devices").replaceChildren(...(devs.length ? devs.map((d) => el("div", { class: "dev" }, el("span", {}, d.name),
-      d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason} (since ${d.since})`)))
+      d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason}` + (d.since ? ` (since ${d.since})` : ""))))
       : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]),
       ...(live.mqtt ? [el("div", { class: "dev" }, el("span", {}, "MQTT"), live.mqtt.state === "connected"
         ? el("span", { class: "good" }, "✓ connected")

@@ -7,11 +7,14 @@ Against the daemon as a process on loopback ([web] max_streams = --clients):
   2. a burst of --burst changes as fast as the API takes them, then --paced changes at --rate per second,
      while a poller reads /api/state: every client must see every event id, in order; latencies are from
      the POST being sent to the event arriving at each client;
-  3. --minutes of soak (0 to skip): the clients stay, a change every second, two clients reconnect with
-     Last-Event-ID every 30 s; resident memory sampled every 5 s (start, end, peak, trend);
+  3. --minutes of soak (0 to skip): first --warmup changes as fast as the API takes them, so that what the
+     daemon keeps up to a fixed bound is full (the last 500 events, for pages resuming their stream);
+     then the clients stay, a change every second, two clients reconnect with Last-Event-ID every 30 s;
+     resident memory sampled every 5 s (start, end, peak, trend);
   4. --cpu-minutes (0 to skip) at table pace with one tablet: a turn (a roll and a move) every 20 s,
      the sensor loop running as always; CPU seconds from /proc/PID/stat, scaled to an hour of play.
-Exit code 1 if a client missed an event, /api/state p95 >= 100 ms, or the over-cap client was not refused.
+Exit code 1 if a client missed an event, /api/state p95 >= 100 ms, the over-cap client was not refused, or
+memory grew during the soak's second half by more than FLAT_KB_PER_MIN a minute (least-squares trend).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from _common import Figures  # first: it also puts the repository on sys.path
 
+from companion.host import RECENT_EVENTS
 from tests.reliability.harness import StreamClient, percentile
 from tests.reliability.loadlab import (Mover, close_streams, open_streams, over_the_cap, run_round, start_daemon,
                                        wait_for_free_slot)
@@ -31,6 +35,7 @@ from tests.reliability.loadlab import (Mover, close_streams, open_streams, over_
 TABLE_TURN_S = 20.0          # a turn of Balance Duels at the table: a roll and a move
 RECONNECT_EVERY_S = 30.0
 RECONNECT_TRY_S = 15.0
+FLAT_KB_PER_MIN = 100.0      # "flat": under 6 MB an hour, a tenth of what a tablet's stream buffers used to take
 
 
 def ms(values: list[float]) -> dict:
@@ -169,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--paced", type=int, default=100)
     p.add_argument("--rate", type=float, default=4.0, help="paced changes per second")
     p.add_argument("--minutes", type=float, default=10.0, help="soak minutes (0: no soak)")
+    p.add_argument("--warmup", type=int, default=RECENT_EVENTS + 100, help="changes before the soak")
     p.add_argument("--cpu-minutes", type=float, default=5.0, help="minutes at table pace for the CPU figure")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
@@ -201,9 +207,16 @@ def main(argv: list[str] | None = None) -> int:
                 ok &= bool(rnd.state_latencies_s) and percentile(rnd.state_latencies_s, 95) < 0.1
             fig.put("after_rounds_kb", daemon.memory_kb())
             if args.minutes > 0:
+                if args.warmup > 0:
+                    warm = run_round(daemon, clients, args.warmup, poll=False)
+                    fig.say(f"warm-up of {args.warmup} changes: {warm.complete} / {len(clients)} clients complete")
+                    fig.put("warmup", {"changes": warm.changes, "complete_clients": warm.complete,
+                                       "gaps": warm.gaps[:5], "rss_kb": daemon.memory_kb()})
+                    ok &= warm.complete == len(clients)
                 result = soak(fig, daemon, clients, args.minutes)
+                result["flat"] = result["rss_trend_kb_per_min"]["second_half"] <= FLAT_KB_PER_MIN
                 fig.put("soak", result)
-                ok &= result["clients_with_gaps"] == 0 and result["failed_reconnects"] == 0
+                ok &= result["clients_with_gaps"] == 0 and result["failed_reconnects"] == 0 and result["flat"]
             close_streams(clients)
             clients = []
             fig.put("slot_freed_after_hangup", wait_for_free_slot(daemon.port))
@@ -216,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         fig.put("clean_stop_exit_code", code)
         ok &= code == 0
     burst_lat = fig.data.get("paced", {}).get("event_latency_ms", {})
+    soaked = fig.data.get("soak", {})
+    memory = (f"; soak RSS {soaked['rss_kb']['first']} -> {soaked['rss_kb']['last']} kB, second-half trend "
+              f"{soaked['rss_trend_kb_per_min']['second_half']} kB/min" if soaked.get("rss_kb", {}).get("first") else "")
     fig.put("figure", f"{fig.data.get('clients_held')} clients held; event latency median {burst_lat.get('median')} ms, "
-                      f"p95 {burst_lat.get('p95')} ms (paced); peak RSS {fig.data.get('peak_rss_kb')} kB")
+                      f"p95 {burst_lat.get('p95')} ms (paced); peak RSS {fig.data.get('peak_rss_kb')} kB{memory}")
     return fig.finish(ok)
 
 

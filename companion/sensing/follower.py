@@ -184,7 +184,6 @@ class ArmFollower:
         self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
         self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
         self._w_before_change = (0.0, 0.0)            # the weight before the last change decided
-        self.pending: deque[ArmEvent] = deque()
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0
@@ -226,12 +225,6 @@ class ArmFollower:
 
     def sensor_names(self) -> list[str]:
         return list(self.cells) + list(ACCEL_AXES) + ["tilt"]
-
-    def take_events(self) -> list[ArmEvent]:
-        """Every event decided since the last call (for a daemon that polls rather than reads feed's return)."""
-        out = list(self.pending)
-        self.pending.clear()
-        return out
 
     def set_occupancy(self, pawns: Iterable[tuple[str, str]]) -> None:
         """The game's word on what is on the arm. Pawns already tracked keep their weighed mass; a pawn
@@ -661,7 +654,6 @@ class ArmFollower:
 
     def _emit(self, events: Sequence[ArmEvent]) -> None:
         self._new.extend(events)
-        self.pending.extend(events)
 
     def _measure_after(self, t: float, final: bool, *, board_state: tuple[int, bool] | None = None
                        ) -> tuple[Measurement | None, int]:

@@ -200,3 +200,28 @@ def test_a_wrong_tare_shows_as_a_board_that_does_not_match():
     f, events = follow(sc, follower=ArmFollower(MODEL, wrong))
     assert [e.event for e in events] == ["place"]    # changes are relative: still right
     assert "board doesn't match" in f.mismatch([("E3", "L")])
+
+
+def test_what_the_follower_remembers_is_bounded_however_long_the_game():
+    """Its events go to the caller and nowhere else; only the last `changes` are kept (for confirm_move).
+    An unread queue of every event it had decided once grew for as long as the daemon ran."""
+    sc = TableScript(MODEL, "quiet-10sps", seed=5, hands=STEADY)
+    for i in range(12):
+        sc.place("E3", "L")
+        sc.wait(4)
+        sc.remove("E3", "L")
+        sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration())
+    f.changes = type(f.changes)(maxlen=5)
+    events = []
+    for row in sc.rows:
+        events.extend(f.feed(*row))
+    assert len(events) == 24 and len(f.changes) == 5
+    kept = {id(c) for c in f.changes}
+    held = [name for name, value in vars(f).items() if isinstance(value, (list, tuple, set, dict))
+            or hasattr(value, "maxlen")]
+    for name in held:
+        value = getattr(f, name)
+        items = value.values() if isinstance(value, dict) else value
+        assert not any(isinstance(x, type(events[0])) for x in items), f"{name} keeps events"
+    assert all(id(e.change) in kept for e in events[-5:] if e.change is not None)

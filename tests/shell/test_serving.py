@@ -1,29 +1,23 @@
 """waitress as we run it: a page that stops reading its stream gives its slot back (companion/web/serving.py)."""
 
-import dataclasses
 import http.client
 import socket
 import threading
 import time
 
 import pytest
-
-from companion.config import parse
-from companion.daemon import Companion
-from companion.web import create_app
-from companion.web import serving
-from companion.web.serving import OUTBUF_HIGH_WATERMARK, socket_options
 from waitress.buffers import TempfileBasedBuffer
+
+from companion.web import create_app, serving
+from companion.web.serving import OUTBUF_HIGH_WATERMARK, socket_options
 
 needs_user_timeout = pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
 
 
 @pytest.fixture
-def served(tmp_path):
+def served(make_companion):
     """The daemon's app with room for one stream, on a waitress that gives up on a silent reader after 1 s."""
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}, "web": {"max_streams": 1}}),
-                              store_path=tmp_path / "db.sqlite3")
-    companion = Companion(cfg)
+    companion = make_companion(web={"max_streams": 1})
     companion.start()
     # small buffers so that a few changes fill them; the behaviour is the same at the real sizes
     server = serving.create(create_app(companion), host="127.0.0.1", port=0, threads=4, stalled_reader_s=1.0,
@@ -33,7 +27,6 @@ def served(tmp_path):
     thread.start()
     yield companion, int(server.effective_port)
     server.close()
-    companion.stop()
 
 
 def stream_status(port: int) -> int:
@@ -125,12 +118,9 @@ def output_buffers(server):
     return held, on_disk
 
 
-def test_a_long_stream_keeps_its_output_buffer_small_and_off_the_disk(tmp_path):
+def test_a_long_stream_keeps_its_output_buffer_small_and_off_the_disk(companion):
     """waitress frees a buffer only when it rotates it (at the watermark); with its 16 MB default a stream
     that never ends kept 1 MB per tablet in memory, then wrote 16 MB per tablet to a temporary file."""
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}}),
-                              store_path=tmp_path / "db.sqlite3")
-    companion = Companion(cfg)
     # a small kernel send buffer: sends are partial, as on Wi-Fi, and waitress leaves its small-string buffer
     server = serving.create(create_app(companion), host="127.0.0.1", port=0, threads=4,
                             extra_socket_options=[(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)])
@@ -157,4 +147,3 @@ def test_a_long_stream_keeps_its_output_buffer_small_and_off_the_disk(tmp_path):
     finally:
         conn.close()
         server.close()
-        companion.stop()

@@ -1,24 +1,11 @@
 """The live stream's messages are encoded once and shared by every page (companion/web/feed.py)."""
 
-import dataclasses
 import json
 
-import pytest
 
-from companion.config import parse
-from companion.daemon import Companion
 from companion.host import RECENT_EVENTS
 from companion.web import create_app
 from companion.web.feed import KEPT_EVENT_MESSAGES, StreamFeed
-
-
-@pytest.fixture
-def companion(tmp_path):
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}}),
-                              store_path=tmp_path / "db.sqlite3")
-    c = Companion(cfg)
-    yield c
-    c.stop()
 
 
 def parse_messages(blobs):

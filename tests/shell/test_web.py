@@ -5,18 +5,7 @@ import json
 
 import pytest
 
-from companion.config import parse
-from companion.daemon import Companion
 from companion.web import create_app
-
-
-@pytest.fixture
-def companion(tmp_path):
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 7}}),
-                              store_path=tmp_path / "db.sqlite3")
-    c = Companion(cfg)
-    yield c
-    c.stop()
 
 
 @pytest.fixture

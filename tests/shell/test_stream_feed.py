@@ -2,7 +2,6 @@
 
 import json
 
-
 from companion.host import RECENT_EVENTS
 from companion.web import create_app
 from companion.web.feed import KEPT_EVENT_MESSAGES, StreamFeed

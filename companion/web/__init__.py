@@ -171,18 +171,12 @@ def create_app(companion) -> Flask:
     def _stream(last: int | None):
         try:
             yield b"retry: 2000\n\n"
-            caught_up = None if last is None else feed.after(last)
-            if caught_up is None:
-                sent, message = feed.state()
-                yield message
-            else:
-                sent, messages = caught_up
-                yield from messages
+            sent = last     # None: a new page, which starts from the whole state
             last_beat = time.monotonic()
             next_live = 0.0
             live_period = LIVE_PERIOD_S if companion.sensors is not None else IDLE_LIVE_PERIOD_S
             while True:
-                caught_up = feed.after(sent)
+                caught_up = None if sent is None else feed.after(sent)
                 if caught_up is None:
                     sent, message = feed.state()
                     yield message

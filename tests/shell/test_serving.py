@@ -10,6 +10,7 @@ from waitress.buffers import TempfileBasedBuffer
 
 from companion.web import create_app, serving
 from companion.web.serving import OUTBUF_HIGH_WATERMARK, socket_options
+from tests.shell.table import changes
 
 needs_user_timeout = pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
 
@@ -36,14 +37,6 @@ def stream_status(port: int) -> int:
         return conn.getresponse().status
     finally:
         conn.close()
-
-
-def changes(companion, n):
-    for _ in range(n):
-        if companion.host.snapshot()["view"]["roll"] is None:
-            companion.roll_die(value=3)
-        else:
-            companion.host.undo()
 
 
 def test_the_server_keeps_waitress_defaults_we_rely_on_and_takes_ours():

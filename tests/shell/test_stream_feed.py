@@ -5,6 +5,7 @@ import json
 from companion.host import RECENT_EVENTS
 from companion.web import create_app
 from companion.web.feed import KEPT_EVENT_MESSAGES, StreamFeed
+from tests.shell.table import changes
 
 
 def parse_messages(blobs):
@@ -16,19 +17,10 @@ def parse_messages(blobs):
     return out
 
 
-def rolls(companion, n):
-    """n changes: a roll, its undo, a roll, ..."""
-    for _ in range(n):
-        if companion.host.snapshot()["view"]["roll"] is None:
-            companion.roll_die(value=3)
-        else:
-            companion.host.undo()
-
-
 def test_every_page_gets_the_same_bytes_for_the_same_change(companion):
     feed = StreamFeed(companion.host, companion.live)
     start = companion.host.seq
-    rolls(companion, 3)
+    changes(companion, 3)
     pages = [feed.after(start) for _ in range(20)]
     seq, first = pages[0]
     assert seq == companion.host.seq
@@ -47,7 +39,7 @@ def test_every_page_gets_the_same_bytes_for_the_same_change(companion):
 def test_a_page_behind_by_different_amounts_shares_the_messages_it_has_in_common(companion):
     feed = StreamFeed(companion.host, companion.live)
     start = companion.host.seq
-    rolls(companion, 4)
+    changes(companion, 4)
     _, far = feed.after(start)
     _, near = feed.after(start + 2)
     assert near[0] is far[2] and near[1] is far[3]
@@ -57,7 +49,7 @@ def test_state_for_a_new_page_is_encoded_once_per_change(companion):
     feed = StreamFeed(companion.host, companion.live)
     seqs = {feed.state()[0] for _ in range(10)}
     assert feed.encoded == 1 and seqs == {companion.host.seq}
-    rolls(companion, 1)
+    changes(companion, 1)
     seq, message = feed.state()
     [(mid, event, data)] = parse_messages([message])
     assert seq == mid == companion.host.seq and event == "state" and data["event"] is None
@@ -78,7 +70,7 @@ def test_a_page_ahead_of_the_daemon_gets_the_whole_state(companion):
 def test_a_page_too_far_behind_gets_the_whole_state(companion):
     feed = StreamFeed(companion.host, companion.live)
     start = companion.host.seq
-    rolls(companion, RECENT_EVENTS + 5)     # more than the host keeps in memory for resuming
+    changes(companion, RECENT_EVENTS + 5)     # more than the host keeps in memory for resuming
     assert feed.after(start) is None
 
 
@@ -97,7 +89,7 @@ def test_the_cache_of_event_messages_stays_bounded(companion):
     feed = StreamFeed(companion.host, companion.live)
     seq = companion.host.seq
     for _ in range(KEPT_EVENT_MESSAGES // 50 + 12):
-        rolls(companion, 60)
+        changes(companion, 60)
         feed.after(seq)           # behind by up to 60: every event but the newest is kept
         seq = companion.host.seq
     assert len(feed._events) <= KEPT_EVENT_MESSAGES
@@ -107,7 +99,7 @@ def test_the_stream_sends_the_shared_messages(companion):
     app = create_app(companion)
     feed = app.extensions["stream_feed"]
     start = companion.host.seq
-    rolls(companion, 2)
+    changes(companion, 2)
     c = app.test_client()
     resp = c.get("/api/stream", headers={"Last-Event-ID": str(start)}, buffered=False)
     body = b""

@@ -30,7 +30,8 @@ class ArmLink:
         self.follower = follower
         self._lock = threading.RLock()
         self._last_t = -math.inf
-        self._seen: deque[int] = deque(maxlen=64)
+        # the changes themselves, not their ids: a forgotten change's id can be reused by a new one
+        self._seen: deque = deque(maxlen=8)
         self._applying = False
         self.question: dict | None = None
         self.notice: str | None = None
@@ -67,9 +68,9 @@ class ArmLink:
                 self._act({"type": "tip"}, "the arm rests on the board")
             return
         change = ev.change
-        if change is None or id(change) in self._seen:
+        if change is None or any(c is change for c in self._seen):
             return  # a beat reports a move and a remove from one change: handle it once
-        self._seen.append(id(change))
+        self._seen.append(change)
         if sorted(self.follower.occupancy) == sorted(state.on_arm()):
             return  # the arm caught up with the game (e.g. cleared after a tip)
         if state.over:

@@ -289,10 +289,14 @@ class Doctor:
             self.say(f"buttons — press each button now ({wait_s:g} s): {', '.join(usable)}")
             panel.start()
             all_seen.wait(wait_s)
+            down = set(panel.down_since_open())
         finally:
             panel.close()
         for name in usable:
-            if name not in seen:
+            if name in down:
+                self.fail(f"button {name}", f"{name}: pressed the whole time on GPIO {buttons[name]} (stuck, or "
+                          "the wire is shorted to GND)", "free the button, or check its wire for a short to GND")
+            elif name not in seen:
                 self.fail(f"button {name}", f"{name}: no press seen on GPIO {buttons[name]}",
                           f"check the wire from GPIO {buttons[name]} through the button to GND")
 

@@ -85,6 +85,7 @@ class _Button:
     pressed_at: float | None = None
     held: bool = False
     stuck: bool = False
+    down_at_open: bool = False   # already pressed when the pin was opened: no press of the players'
 
 
 class GpioButtonPanel:
@@ -95,6 +96,10 @@ class GpioButtonPanel:
     at hold_s has gone through by then: holding it back until the release would make every
     deliberate undo wait for the player to let go, and would still undo for a box that
     leans on the button for less than stuck_s.
+
+    A button already down when its pin is opened (at start, or when a failed pin comes back) gives
+    nothing, not even on release: after a power cut, a box resting on the undo button must not take
+    back the last move of the restored game. Past stuck_s it is listed as stuck like any other.
 
     A poll thread samples the pins every poll_s; `poll()` does one round (tests call it
     with a fake clock). Callbacks run on the poll thread, one at a time.
@@ -153,6 +158,11 @@ class GpioButtonPanel:
                     out.append((f"button {b.name}", self._stuck_reason(b, now - b.pressed_at)))
             return out
 
+    def down_since_open(self) -> list[str]:
+        """The buttons pressed when their pin was opened and not let go since (they give nothing)."""
+        with self._lock:
+            return [b.name for b in self._buttons if b.down_at_open]
+
     # --- opening
     def _open(self, b: _Button, now: float) -> None:
         device = f"button {b.name}"
@@ -169,6 +179,14 @@ class GpioButtonPanel:
             log.info("%s is back", device)
         b.error = None
         b.backoff.succeeded()
+        try:
+            down = bool(b.device.value)
+        except Exception:  # the first poll reads it again and reports the fault
+            down = False
+        b.debouncer = Debouncer(self.debounce_s, initial=down)
+        b.pressed_at, b.held, b.stuck, b.down_at_open = (now if down else None), False, False, down
+        if down:
+            log.warning("%s is pressed already; it counts once it has been let go", device)
 
     # --- sampling
     def poll(self) -> None:
@@ -194,7 +212,7 @@ class GpioButtonPanel:
         device, b.device = b.device, None
         b.error = fault
         b.backoff.failed(now)
-        b.pressed_at, b.held, b.stuck = None, False, False
+        b.pressed_at, b.held, b.stuck, b.down_at_open = None, False, False, False
         try:
             device.close()
         except Exception as exc:  # closing a failed pin: report, the retry opens a fresh one
@@ -204,19 +222,22 @@ class GpioButtonPanel:
         before = b.debouncer.value
         pressed = b.debouncer.update(raw, now)
         if pressed and not before:
-            b.pressed_at, b.held, b.stuck = now, False, False
+            b.pressed_at, b.held, b.stuck, b.down_at_open = now, False, False, False
         elif pressed and b.pressed_at is not None and not b.stuck and now - b.pressed_at >= self.stuck_s:
             b.stuck = True
             log.warning("button %s unavailable: %s", b.name, self._stuck_reason(b, now - b.pressed_at))
-        elif pressed and not b.held and b.pressed_at is not None and now - b.pressed_at >= self.hold_s:
+        elif (pressed and not b.held and not b.down_at_open and b.pressed_at is not None
+              and now - b.pressed_at >= self.hold_s):
             b.held = True
             return [(b.name, "hold")]
         elif not pressed and before:
             # a short press counts on release, so that a long press is never also a short one
-            was_held, was_stuck = b.held, b.stuck
-            b.pressed_at, b.held, b.stuck = None, False, False
+            was_held, was_stuck, was_down = b.held, b.stuck, b.down_at_open
+            b.pressed_at, b.held, b.stuck, b.down_at_open = None, False, False, False
             if was_stuck:
                 log.info("button %s is back", b.name)
+            elif was_down:
+                log.info("button %s let go: it was pressed before it was opened, so it gives nothing", b.name)
             elif not was_held:
                 return [(b.name, "press")]
         return []

@@ -43,6 +43,7 @@ ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
 MAX_BELIEFS_ON_BOARD = 24   # resting on the board, which pawn was taken off stays open until it lifts
 KEEP_BELIEF = 1e-3
+REMEMBERED_CHANGES = 32   # a question on the page waits for its answer while the players go on
 
 
 @dataclass
@@ -180,7 +181,9 @@ class ArmFollower:
         self.zero_t = 0.0
         self.w_display: float | None = None
         self.s_display: float | None = None
-        self.changes: deque[Change] = deque(maxlen=200)   # the recent ones, for the page and for debugging
+        # the recent ones: confirm_move replays those decided after the one it confirms. Each holds its
+        # candidates and every belief before it, so a long history is the follower's largest memory use.
+        self.changes: deque[Change] = deque(maxlen=REMEMBERED_CHANGES)
         self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
         self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
         self._w_before_change = (0.0, 0.0)            # the weight before the last change decided

@@ -16,6 +16,7 @@ from companion import cli
 from companion.hardware import doctor as doctor_mod
 from companion.hardware.doctor import Doctor
 from tests.hardware.fake_i2c import FakeI2C, MPU6050Chip, NAU7802Chip
+from tests.hardware.mock_pins import held_down
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,6 +166,18 @@ def test_a_button_never_pressed_is_a_fault(tmp_path, pins):
     assert "press each button now (0.2 s): roll" in out
     assert "✗ roll: no press seen on GPIO 17" in out
     assert "fix: check the wire from GPIO 17 through the button to GND" in out
+
+
+def test_a_button_held_down_all_along_is_named_as_stuck_not_as_seen(tmp_path, pins):
+    held_down(pins, 17)          # stuck, or its wire shorted to GND
+    screen = Screen()
+    code = Doctor(screen, pin_factory=pins).run(config(tmp_path, "[buttons]\nroll = 17\n"), seconds=0.2,
+                                                button_seconds=1.5)
+    out = screen.getvalue()
+    assert code == 1
+    assert "✓ roll" not in out
+    assert "✗ roll: pressed the whole time on GPIO 17 (stuck, or the wire is shorted to GND)" in out
+    assert "fix: free the button, or check its wire for a short to GND" in out
 
 
 def test_a_noisy_cell_warns_but_passes(tmp_path, fake_gpio, pins):

@@ -11,6 +11,7 @@ from gpiozero.pins.mock import MockFactory
 from companion.clock import FakeClock
 from companion.hardware.faults import DeviceFault
 from companion.hardware.gpio_devices import GpioButtonPanel, GpioIndicators, GpioTiltSwitch
+from tests.hardware.mock_pins import held_down
 from companion.hardware.interfaces import ButtonPanel, Indicators, SensorFault, TiltSwitch
 
 BUTTONS = {"roll": 17, "next": 27, "confirm": 22, "undo": 23}
@@ -144,6 +145,54 @@ def test_a_stalled_poll_past_the_stuck_time_claims_no_long_press(pins, panel):
     panel.poll()
     [(_, reason)] = panel.failures()
     assert reason.startswith("stuck pressed for 15 s —") and panel.events == []
+
+
+def test_a_button_down_when_the_panel_starts_gives_nothing_until_let_go(pins, caplog):
+    """After a power cut, a box resting on `undo` must not take back the restored game's last move."""
+    caplog.set_level(logging.INFO, logger="companion.hardware.gpio_devices")
+    held_down(pins, 23)
+    clock = FakeClock()
+    panel = GpioButtonPanel(BUTTONS, pin_factory=pins, clock=clock, start=False)
+    events = []
+    panel.on_press(lambda n: events.append(("press", n)))
+    panel.on_hold(lambda n: events.append(("hold", n)))
+    panel.clock_ = clock
+    assert panel.down_since_open() == ["undo"]
+    assert any("button undo is pressed already" in r.getMessage() for r in caplog.records)
+    step(panel, 5.0)
+    assert events == [] and panel.failures() == []          # no long press at 1 s
+    step(panel, 5.5)
+    [(name, reason)] = panel.failures()                      # listed as stuck, and no undo claimed
+    assert name == "button undo" and reason.startswith("stuck pressed for 10 s —")
+    pins.pin(23).drive_high()
+    step(panel, 0.1)
+    assert events == [] and panel.failures() == [] and panel.down_since_open() == []
+    pins.pin(23).drive_low()                                 # now an ordinary button
+    step(panel, 1.1)
+    pins.pin(23).drive_high()
+    step(panel, 0.1)
+    assert events == [("hold", "undo")]
+    panel.close()
+
+
+def test_a_button_let_go_before_it_counts_as_stuck_still_gives_nothing(pins):
+    held_down(pins, 17)
+    clock = FakeClock()
+    panel = GpioButtonPanel(BUTTONS, pin_factory=pins, clock=clock, start=False)
+    got = []
+    panel.on_press(got.append)
+    panel.on_hold(got.append)
+    panel.clock_ = clock
+    step(panel, 0.3)
+    pins.pin(17).drive_high()
+    step(panel, 0.1)
+    assert got == []
+    pins.pin(17).drive_low()
+    step(panel, 0.1)
+    pins.pin(17).drive_high()
+    step(panel, 0.1)
+    assert got == ["roll"]
+    panel.close()
 
 
 def test_the_stuck_time_is_a_parameter_and_must_exceed_the_long_press(pins):

@@ -15,27 +15,7 @@ import pytest
 
 from companion.clock import FakeClock
 from companion.systemd_notify import Notifier, Watchdog, heartbeat_check, socket_address, watchdog_interval
-
-ROOT = Path(__file__).resolve().parents[2]
-UNIT = ROOT / "systemd" / "companion.service"
-
-
-def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
-    """systemd unit syntax: [Section] and Key=Value lines; a key may repeat (DeviceAllow=)."""
-    sections: dict[str, dict[str, list[str]]] = {}
-    current = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], {})
-            continue
-        key, sep, value = line.partition("=")
-        assert sep and current is not None, f"not a unit line: {raw!r}"
-        current.setdefault(key.strip(), []).append(value.strip())
-    return sections
-
+from tests.systemd_unit import UNIT, parse_unit, service_environment
 
 @pytest.fixture(scope="module")
 def unit():
@@ -84,6 +64,31 @@ def test_unit_keeps_state_under_state_directory(unit):
     assert one(svc, "StateDirectory") == "companion"
     # lgpio writes its pipes into the working directory: it must be writable under ProtectSystem=strict
     assert one(svc, "WorkingDirectory") == "/run/" + one(svc, "RuntimeDirectory")
+
+
+def test_unit_sets_glibcs_malloc_so_memory_stays_flat_under_load(unit):
+    """Per-thread malloc arenas and caches made resident memory creep up for an hour under load
+    (docs/reliability.md, "Load"); the reliability labs run the daemon with the same settings."""
+    env = service_environment()
+    assert env["GLIBC_TUNABLES"].split(":") == ["glibc.malloc.arena_max=2", "glibc.malloc.tcache_count=0"]
+    assert env["PYTHONUNBUFFERED"] == "1"
+
+
+def test_the_reliability_labs_run_the_daemon_with_the_units_malloc_settings(monkeypatch):
+    from tests.reliability.harness import service_like_environment
+
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert service_like_environment()["GLIBC_TUNABLES"] == service_environment()["GLIBC_TUNABLES"]
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=1")    # someone trying other settings
+    assert service_like_environment()["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=1"
+    assert "LG_WD" not in service_like_environment() or "LG_WD" in os.environ
+
+
+def test_service_environment_reads_every_assignment_and_refuses_a_bad_one():
+    text = "[Service]\nEnvironment=A=1 B=x=y\nEnvironment=C=\n"
+    assert service_environment(text) == {"A": "1", "B": "x=y", "C": ""}
+    with pytest.raises(ValueError, match="is not NAME=value"):
+        service_environment("[Service]\nEnvironment=A=1 oops\n")
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.systemd_unit import service_environment
+
 REPO = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -52,6 +54,16 @@ class DaemonError(AssertionError):
     pass
 
 
+# the settings of the systemd unit that change how the daemon behaves, not where it runs (LG_WD is a
+# directory of the Pi's); the caller's own environment wins, to try other allocator settings
+SERVICE_SETTINGS = ("GLIBC_TUNABLES", "PYTHONUNBUFFERED")
+
+
+def service_like_environment() -> dict[str, str]:
+    unit = service_environment()
+    return {**{k: unit[k] for k in SERVICE_SETTINGS if k in unit}, **os.environ}
+
+
 class DaemonProcess:
     """`companion run` in its own process; its log goes to a file beside the database."""
 
@@ -64,7 +76,7 @@ class DaemonProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "companion", "run", "--config", str(config), "--port", "0", "--db", str(db),
              "--log-level", log_level],
-            stdout=subprocess.PIPE, stderr=self._log, cwd=str(db.parent))
+            stdout=subprocess.PIPE, stderr=self._log, cwd=str(db.parent), env=service_like_environment())
         self.started = time.monotonic()
         self.port: int | None = None
         self.url: str | None = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -13,6 +14,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))      # the harness lives in tests/reliability/
+
+
+def _stop(signum, frame):
+    # a bench stopped with `kill` unwinds like Ctrl-C, so its finally blocks stop the daemons it started
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _stop)
 
 
 def machine() -> str:

@@ -2,7 +2,9 @@
 
 Run: .venv/bin/python bench/load.py [--clients 20] [--burst 50] [--paced 100] [--rate 4] [--minutes 10]
                                     [--cpu-minutes 5] [--json FILE]
-Against the daemon as a process on loopback ([web] max_streams = --clients):
+Against the daemon as a process on loopback ([web] max_streams = --clients), started with the systemd
+unit's malloc settings (GLIBC_TUNABLES from systemd/companion.service; set GLIBC_TUNABLES to try others,
+an empty value for glibc's defaults):
   1. --clients event-stream clients connect; one more must get 503 with Retry-After at once;
   2. a burst of --burst changes as fast as the API takes them, then --paced changes at --rate per second,
      while a poller reads /api/state: every client must see every event id, in order; latencies are from

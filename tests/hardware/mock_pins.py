@@ -18,4 +18,3 @@ def held_down(factory, pin: int):
     mock = factory.pin(pin, pin_class=HeldDownPin)
     mock.drive_low()
     return mock
-

@@ -11,8 +11,8 @@ from gpiozero.pins.mock import MockFactory
 from companion.clock import FakeClock
 from companion.hardware.faults import DeviceFault
 from companion.hardware.gpio_devices import GpioButtonPanel, GpioIndicators, GpioTiltSwitch
-from tests.hardware.mock_pins import held_down
 from companion.hardware.interfaces import ButtonPanel, Indicators, SensorFault, TiltSwitch
+from tests.hardware.mock_pins import held_down
 
 BUTTONS = {"roll": 17, "next": 27, "confirm": 22, "undo": 23}
 
@@ -58,8 +58,8 @@ def test_a_pin_used_twice_is_a_fault_with_the_fix(pins):
 
 
 # --- buttons
-@pytest.fixture
-def panel(pins):
+def new_panel(pins) -> GpioButtonPanel:
+    """A panel on a fake clock that records what it fires in `.events`."""
     clock = FakeClock()
     p = GpioButtonPanel(BUTTONS, pin_factory=pins, clock=clock, debounce_s=0.03, hold_s=1.0, start=False)
     events = []
@@ -67,6 +67,12 @@ def panel(pins):
     p.on_hold(lambda n: events.append(("hold", n)))
     p.clock_ = clock
     p.events = events
+    return p
+
+
+@pytest.fixture
+def panel(pins):
+    p = new_panel(pins)
     yield p
     p.close()
 
@@ -151,12 +157,8 @@ def test_a_button_down_when_the_panel_starts_gives_nothing_until_let_go(pins, ca
     """After a power cut, a box resting on `undo` must not take back the restored game's last move."""
     caplog.set_level(logging.INFO, logger="companion.hardware.gpio_devices")
     held_down(pins, 23)
-    clock = FakeClock()
-    panel = GpioButtonPanel(BUTTONS, pin_factory=pins, clock=clock, start=False)
-    events = []
-    panel.on_press(lambda n: events.append(("press", n)))
-    panel.on_hold(lambda n: events.append(("hold", n)))
-    panel.clock_ = clock
+    panel = new_panel(pins)
+    events = panel.events
     assert panel.down_since_open() == ["undo"]
     assert any("button undo is pressed already" in r.getMessage() for r in caplog.records)
     step(panel, 5.0)
@@ -177,21 +179,16 @@ def test_a_button_down_when_the_panel_starts_gives_nothing_until_let_go(pins, ca
 
 def test_a_button_let_go_before_it_counts_as_stuck_still_gives_nothing(pins):
     held_down(pins, 17)
-    clock = FakeClock()
-    panel = GpioButtonPanel(BUTTONS, pin_factory=pins, clock=clock, start=False)
-    got = []
-    panel.on_press(got.append)
-    panel.on_hold(got.append)
-    panel.clock_ = clock
+    panel = new_panel(pins)
     step(panel, 0.3)
     pins.pin(17).drive_high()
     step(panel, 0.1)
-    assert got == []
+    assert panel.events == []
     pins.pin(17).drive_low()
     step(panel, 0.1)
     pins.pin(17).drive_high()
     step(panel, 0.1)
-    assert got == ["roll"]
+    assert panel.events == [("press", "roll")]
     panel.close()
 
 

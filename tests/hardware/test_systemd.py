@@ -17,6 +17,7 @@ from companion.clock import FakeClock
 from companion.systemd_notify import Notifier, Watchdog, heartbeat_check, socket_address, watchdog_interval
 from tests.systemd_unit import UNIT, parse_unit, service_environment
 
+
 @pytest.fixture(scope="module")
 def unit():
     return parse_unit(UNIT.read_text())
@@ -66,8 +67,8 @@ def test_unit_keeps_state_under_state_directory(unit):
     assert one(svc, "WorkingDirectory") == "/run/" + one(svc, "RuntimeDirectory")
 
 
-def test_unit_sets_glibcs_malloc_so_memory_stays_flat_under_load(unit):
-    """Per-thread malloc arenas and caches made resident memory creep up for an hour under load
+def test_unit_sets_glibcs_malloc_so_memory_stays_flat_under_load():
+    """Per-thread malloc arenas and caches made resident memory keep creeping up under load
     (docs/reliability.md, "Load"); the reliability labs run the daemon with the same settings."""
     env = service_environment()
     assert env["GLIBC_TUNABLES"].split(":") == ["glibc.malloc.arena_max=2", "glibc.malloc.tcache_count=0"]

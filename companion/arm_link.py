@@ -4,47 +4,99 @@ The sensing layer (companion/sensing/) decides *what physically changed*; this l
 narrows that to the legal moves for the roll and applies the move when the choice is
 clear, asks the table ("Which move was made?") when it is not, and reports a board
 that matches no legal move. It knows the game; the sensing layer does not.
+
+Every sample is stamped on the table's clock (companion/table_time.py) under the table
+lock, which the game host also holds while it commits a change: the follower and the game
+see one order of samples and changes, which is what the flight recorder keeps and what
+`companion replay` plays back.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
 from collections import deque
-from typing import Any
+from typing import Any, Callable
 
 from companion.games import balance_duels as bd
 from companion.games.base import RuleError
 from companion.sensing.inference import chosen_move, match_moves
+from companion.table_time import TableTime, sample_value
 
 log = logging.getLogger(__name__)
 QUESTION_OPTIONS = 4
 MISMATCH_EVERY_S = 1.0
 MISMATCH_LASTS_S = 3.0
+RESTART_QUIET_S = 2.5     # a follower restart waits for an arm this long at rest, with nothing asked
 
 
 class ArmLink:
-    def __init__(self, companion, follower):
-        self.companion = companion
+    """`host` is the GameHost, `model` the balance model its engine uses, `follower` an ArmFollower.
+
+    `lock` is the table lock (the host's gate); `time` the table clock the samples are stamped on.
+    """
+
+    def __init__(self, host, model, follower, *, lock: threading.RLock | None = None,
+                 time: TableTime | None = None, restart_every_s: float | None = None):
+        self.host = host
+        self.model = model
         self.follower = follower
-        self._lock = threading.RLock()
-        self._last_t = -math.inf
+        self._lock = lock if lock is not None else threading.RLock()
+        self.time = time if time is not None else TableTime()
         # the changes themselves, not their ids: a forgotten change's id can be reused by a new one
         self._seen: deque = deque(maxlen=8)
         self._applying = False
+        self.answering = False            # while a move the players named is being applied
+        self.clearing = False             # the game took pawns off (a tip, a new game) that are still on the arm
         self.question: dict | None = None
         self.notice: str | None = None
         self._mismatch: tuple[float, str | None] = (-math.inf, None)
         self._mismatch_since: float | None = None
         self.moves_applied = 0
+        self._rows: list[Callable[[float, str, float], None]] = []
+        self._reports: list[Callable[[str, Any], None]] = []
+        # with the flight recorder: restart the follower from its memory now and then (companion/sensing/memory.py)
+        self.restart_every_s = restart_every_s
+        self._restarted_at = 0.0
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    @property
+    def _last_t(self) -> float:
+        return self.time.last
+
+    def on_row(self, callback: Callable[[float, str, float], None]) -> None:
+        """callback(t, sensor, value) for every sample the follower is given, as it is given (the flight recorder)."""
+        self._rows.append(callback)
+
+    def on_report(self, callback: Callable[[str, Any], None]) -> None:
+        """callback(kind, data): "notice" (text), "question" (the question dict), "answered" (the move named),
+        "restarted" ({"t", "memory"}: the follower started afresh from that memory)."""
+        self._reports.append(callback)
+
+    def _report(self, kind: str, data: Any) -> None:
+        for cb in self._reports:
+            try:
+                cb(kind, data)
+            except Exception:  # a listener's fault must not stop the following of the arm
+                log.exception("arm link listener failed on %s", kind)
+
+    def _say(self, text: str) -> None:
+        self.notice = text
+        self._report("notice", text)
 
     # --- samples in
     def feed(self, t: float, sensor: str, value: float) -> None:
         with self._lock:
-            # readers run in their own threads: keep one time order for the follower
-            t = max(t, self._last_t)
-            self._last_t = t
+            # readers run in their own threads: one time order for the follower, on the table's clock
+            t = self.time.sample(t)
+            value = sample_value(sensor, value)
+            for cb in self._rows:
+                cb(t, sensor, value)
             try:
                 events = self.follower.feed(t, sensor, value)
             except ValueError as exc:
@@ -52,36 +104,68 @@ class ArmLink:
                 return
             for ev in events:
                 self._on_event(ev)
+            if self.restart_every_s is not None and t - self._restarted_at >= self.restart_every_s:
+                self._maybe_restart(t)
+
+    # --- follower restarts
+    def _maybe_restart(self, t: float) -> None:
+        f = self.follower
+        if not f.settled or t - f.t_off < RESTART_QUIET_S or self.question is not None or self.clearing:
+            return
+        from companion.sensing.memory import memory_of
+
+        # through JSON, as a replay reads it: both then build the new follower from the very same numbers
+        memory = json.loads(json.dumps(memory_of(f)))
+        t = self.time.mark()
+        self.restart(memory)
+        self._report("restarted", {"t": t, "memory": memory})
+
+    def restart(self, memory: dict) -> None:
+        """A fresh follower that knows what the old one had learned (ValueError if the memory does not fit)."""
+        from companion.sensing.memory import resume
+
+        with self._lock:
+            old = self.follower
+            self.follower = resume(self.model, old.cal, memory, settings=old.s)
+            self._restarted_at = self.time.last
+            self._seen.clear()
+            self.question = None
+            self.clearing = False
 
     # --- events out
     def _on_event(self, ev) -> None:
-        host = self.companion.host
+        host = self.host
         if host.game != "balance_duels":
             return
         state = host.state
-        model = self.companion.model
+        model = self.model
         if ev.event == "unexplained":
-            self.notice = ev.message or "the arm changed in a way no single pawn explains: check the pawns"
+            if not self._clearing(state, ev.change):
+                self._say(ev.message or "the arm changed in a way no single pawn explains: check the pawns")
             return
         if ev.event in ("tip", "untip"):
             if ev.event == "tip" and state.options.tip_judge == "table" and not state.over:
-                self._act({"type": "tip"}, "the arm rests on the board")
+                if self._act({"type": "tip"}, "the arm rests on the board"):
+                    self._took_off(self.host.state)
             return
         change = ev.change
         if change is None or any(c is change for c in self._seen):
             return  # a beat reports a move and a remove from one change: handle it once
         self._seen.append(change)
         if sorted(self.follower.occupancy) == sorted(state.on_arm()):
+            self.clearing = False
             return  # the arm caught up with the game (e.g. cleared after a tip)
+        if self._clearing(state, change):
+            return
         if state.over:
-            self.notice = "the game is over; start a new one from the page"
+            self._say("the game is over; start a new one from the page")
             return
         if state.roll is None:
-            self.notice = "a pawn moved before the die was rolled: roll first (or put it back)"
+            self._say("a pawn moved before the die was rolled: roll first (or put it back)")
             return
         legal = [m.to_dict() for m in bd.legal_moves(model, state, state.roll) if m.kind in ("place", "advance")]
         if not legal:
-            self.notice = "no placement or advance is possible with this roll; put the pawn back"
+            self._say("no placement or advance is possible with this roll; put the pawn back")
             return
         matches = match_moves(change, legal)
         move = chosen_move(matches)
@@ -96,37 +180,60 @@ class ArmLink:
                             for m in fitting],
                 "change": change,
             }
+            self._report("question", self.question)
             return
-        self.notice = "what the arm shows matches no legal move for this roll: check the pawns"
+        self._say("what the arm shows matches no legal move for this roll: check the pawns")
 
     def _act(self, action: dict, what: str) -> bool:
         self._applying = True
         try:
-            self.companion.host.act(action, source="sensor")
+            self.host.act(action, source="sensor")
             return True
         except RuleError as exc:
-            self.notice = f"{what}, but the game refuses it: {exc}"
+            self._say(f"{what}, but the game refuses it: {exc}")
             return False
         finally:
             self._applying = False
 
+    def _clearing(self, state, change) -> bool:
+        """Whether `change` is pawns coming off an arm that carries more than the game has on it — the arm being
+        cleared after a tip, for a new game, or once the game is over. Then there is no move to find and nothing to
+        say; once the arm carries what the game says, the follower takes the game's word."""
+        if not (self.clearing or state.over):
+            return False
+        if change is None or change.measurement.dw > -0.5 * min(self.follower.geo.mass.values()):
+            return False
+        game = state.on_arm()
+        before = [(p.holder, p.size) for p in change.before]
+        if not (state.over or (len(before) > len(game) and _contains(before, game))):
+            return False
+        if self.follower.settled and self.follower.mismatch(game) is None:
+            self.follower.set_occupancy(game)
+            self.clearing = False
+        return True
+
+    def _took_off(self, state) -> None:
+        """After a change of the game: are there pawns on the arm that the game has just taken off?"""
+        game = state.on_arm()
+        arm = self.follower.occupancy
+        self.clearing = len(arm) > len(game) and _contains(arm, game)
+
     def _apply(self, move: dict, change) -> None:
+        before = self.host.state
         if not self._act({"type": "move", "move": move}, "the sensors saw a move"):
             return
         self.moves_applied += 1
         self.question = None
         self.notice = None
-        state = self.companion.host.state
-        if state.round != getattr(self, "_round", state.round) or state.tipped_by is not None:
-            self.follower.set_occupancy(state.on_arm())
-        else:
-            try:
-                self.follower.confirm_move(move, change)
-            except ValueError as exc:
-                # the game's move cannot be made from what was sensed: take the game's word for the arm
-                log.info("sensing: %s; following the game's pawns instead", exc)
-                self.follower.set_occupancy(state.on_arm())
-        self._round = state.round
+        try:
+            # the pawns as the change left them, with the masses they were weighed at — even when the move tipped
+            # the arm and the game has taken them off: the players clear it next, and the follower sees them go
+            self.follower.confirm_move(move, change)
+        except ValueError as exc:
+            # the game's move cannot be made from what was sensed: take the game's word for the arm
+            log.info("sensing: %s; following the game's pawns instead", exc)
+            self.follower.set_occupancy(_on_arm_after(self.model, before, move))
+        self._took_off(self.host.state)
 
     def answer(self, option: Any) -> None:
         """The players say which move it was (from the page or the buttons)."""
@@ -136,15 +243,30 @@ class ArmLink:
                 raise RuleError("the companion is not asking anything now")
             if isinstance(option, bool) or not isinstance(option, int) or not 0 <= option < len(q["options"]):
                 raise RuleError(f"answer with an option from 0 to {len(q['options']) - 1}")
-            self._apply(q["options"][option]["move"], q["change"])
+            move = q["options"][option]["move"]
+            self._report("answered", move)
+            self.answering = True
+            try:
+                self._apply(move, q["change"])
+            finally:
+                self.answering = False
 
-    def on_game_change(self) -> None:
-        """A change made by the page or buttons: the follower takes the game's word for the arm."""
+    def on_game_change(self, event=None) -> None:
+        """A change made by the page or buttons: the follower takes the game's word for the arm — except that a
+        new game, or a tip that clears the arm, leaves the pawns on it until the players take them off."""
         if self._applying:
             return
         with self._lock:
-            host = self.companion.host
-            self.follower.set_occupancy(host.state.on_arm() if host.game == "balance_duels" else [])
+            host = self.host
+            game = host.state.on_arm() if host.game == "balance_duels" else []
+            arm = self.follower.occupancy
+            clears = event is not None and (event.kind == "new_game" or (
+                event.kind == "action" and event.body.get("action", {}).get("type") == "tip"))
+            if clears and len(arm) > len(game) and _contains(arm, game):
+                self.clearing = True
+            else:
+                self.follower.set_occupancy(game)
+                self.clearing = False
             self.question = None
             self.notice = None
 
@@ -153,10 +275,10 @@ class ArmLink:
         with self._lock:
             out = dict(self.follower.live())
             out.pop("pawns", None)
-            host = self.companion.host
+            host = self.host
             now = self._last_t
             if host.game == "balance_duels" and now - self._mismatch[0] >= MISMATCH_EVERY_S:
-                found = self.follower.mismatch(host.state.on_arm())
+                found = self._board_check(host.state)
                 if found is None:
                     self._mismatch_since = None
                 elif self._mismatch_since is None:
@@ -171,3 +293,45 @@ class ArmLink:
                 "text": self.question["text"], "options": [o["label"] for o in self.question["options"]]}
             out["sensing_notice"] = self.notice
             return out
+
+    def _board_check(self, state) -> str | None:
+        """What the page should say about the arm against the game, if anything."""
+        game = state.on_arm()
+        arm = self.follower.occupancy
+        if self.clearing and len(arm) > len(game) and _contains(arm, game):
+            extra = _minus(arm, game)
+            if self.follower.mismatch(game) is None:
+                return None
+            where = ", ".join(sorted({h for h, _ in extra}))
+            return (f"clear the arm: {len(extra)} pawn{'s' if len(extra) > 1 else ''} the game has taken off "
+                    f"{'are' if len(extra) > 1 else 'is'} still on it ({where})")
+        if state.over:
+            return None   # the players clear the arm of a finished game as they like
+        return self.follower.mismatch(game)
+
+
+def _minus(pawns, taken) -> list:
+    rest = list(pawns)
+    for p in taken:
+        if p in rest:
+            rest.remove(p)
+    return rest
+
+
+def _contains(pawns, sub) -> bool:
+    """Whether the multiset `pawns` holds every (holder, size) of `sub`."""
+    rest = list(pawns)
+    for p in sub:
+        if p not in rest:
+            return False
+        rest.remove(p)
+    return True
+
+
+def _on_arm_after(model, state, move: dict) -> list[tuple[str, str]]:
+    """The pawns on the arm once `move` is made, before any tip clears them."""
+    try:
+        after = bd._moved(model, state, bd.Move.from_dict(move))
+    except (RuleError, KeyError, ValueError):
+        return state.on_arm()
+    return [(p.holder, p.size) for p in after if p.holder is not None]

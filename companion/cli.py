@@ -17,7 +17,8 @@ EXIT_CONFIG = 2
 EXIT_START = 1
 # modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
 # sets `func` (args -> exit code) with set_defaults
-PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor", "companion.mqtt.hall")
+PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor", "companion.mqtt.hall",
+                                   "companion.replay.commands")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -63,6 +63,8 @@ class Config:
     buttons: Mapping[str, int] = field(default_factory=dict)
     indicators: Mapping[str, int] = field(default_factory=dict)
     mqtt: MqttConfig | None = None
+    recorder_minutes: float = 20.0   # [recorder] the flight recorder keeps this much table time in RAM
+    recorder_max_mb: float = 16.0    # ... and at most this much memory
     # per game, what a named button sends as a game action (on top of roll/next/confirm/undo)
     button_actions: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: {
         g: {"end": {"type": "end_turn"}} for g in ("risk", "balance_of_power", "global_powers")})
@@ -162,7 +164,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     """Check a config table (as read from TOML); ConfigError names the first problem."""
     c = _Checker(source)
     top = {"game", "balance", "store", "web", "simulate", "load_cells", "accelerometer", "tilt_switch",
-           "buttons", "indicators", "mqtt", "button_actions"}
+           "buttons", "indicators", "mqtt", "button_actions", "recorder"}
     unknown = sorted(set(data) - top)
     if unknown:
         raise c.fail(unknown[0], f"unknown section (known: {', '.join(sorted(top))})")
@@ -197,6 +199,12 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     max_streams = c.get(web, "web", "max_streams", int, 24, lambda v: None if 1 <= v <= 200 else "must be from 1 to 200")
     heartbeat = c.get(web, "web", "heartbeat_s", float, 15.0,
                       lambda v: None if 0.05 <= v <= 15 else "must be from 0.05 to 15 seconds")
+
+    rec = c.table(data, "recorder", {"minutes", "max_mb"})
+    recorder_minutes = c.get(rec, "recorder", "minutes", float, 20.0,
+                             lambda v: None if 1 <= v <= 180 else "must be from 1 to 180 minutes")
+    recorder_max_mb = c.get(rec, "recorder", "max_mb", float, 16.0,
+                            lambda v: None if 1 <= v <= 256 else "must be from 1 to 256 (MB of RAM)")
 
     sim = c.table(data, "simulate", {"enabled", "demo", "demo_interval_s", "seed", "follow_arm"})
     follow_arm = c.get(sim, "simulate", "follow_arm", bool, True)
@@ -313,7 +321,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
-        mqtt=mqtt, button_actions=button_actions,
+        mqtt=mqtt, button_actions=button_actions, recorder_minutes=recorder_minutes, recorder_max_mb=recorder_max_mb,
     )
     try:
         model = cfg.model()

@@ -21,7 +21,8 @@ from companion.games.registry import engines
 from companion.hardware.simulated import (SimAccelerometer, SimButtonPanel, SimIndicators, SimLoadCell,
                                           SimTiltSwitch, SimulatedTable)
 from companion.host import GameHost
-from companion.store import EventStore, StoreError, open_store
+from companion.store import Event, EventStore, StoreError, open_store
+from companion.table_time import TableTime, sample_value
 
 log = logging.getLogger(__name__)
 SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
@@ -37,6 +38,7 @@ class Companion:
         self.config = config
         self.clock = clock or Clock()
         self.model = config.model()
+        self.config_model = self.model      # before calibration: what the config itself says of the arm
         if config.game_follows_arm and not config.simulate:
             # the measured arm (calibration.toml beside the config) is what the warnings must use too
             from companion.sensing.calibration import calibrated_model, for_config
@@ -51,7 +53,11 @@ class Companion:
                 self.notices.append(notice)
         self.store = store
         default_options = config.start_options
-        self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock)
+        # held by the game host around every change and by the arm link around every sample: one order for both
+        self.table_lock = threading.RLock()
+        self.table_time = TableTime(self.clock.now())
+        self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock,
+                             gate=self.table_lock)
         self.mqtt = None
         if config.mqtt is not None:
             from companion.mqtt.publisher import TablePublisher
@@ -78,6 +84,9 @@ class Companion:
         self.calibration = None
         if self.sensors is not None and config.game_follows_arm:
             self._build_arm_link()
+        self.recorder = None
+        if self.sensors is not None:
+            self._build_recorder()
         self.buttons.on_press(self.press)
         self.buttons.on_hold(self.hold)
         self.host.on_change(self._after_change)
@@ -126,31 +135,113 @@ class Companion:
         if devs.indicators is not None:
             self.indicators = devs.indicators
 
-    def _build_arm_link(self) -> None:
-        """Balance Duels follows the arm: raw samples → sensing → legal moves → the game."""
-        from companion.arm_link import ArmLink
+    def _arm_calibration(self):
+        """The calibration the arm is read with: the simulated table's own, or the config and calibration.toml."""
         from companion.sensing.calibration import ArmCalibration, CellCalibration, for_config
-        from companion.sensing.follower import ArmFollower
 
         if self.config.simulate:
             # the simulated arm is calibrated exactly: its zero, scale and level are known
-            cal = ArmCalibration(
+            return ArmCalibration(
                 cells=tuple(CellCalibration(n, self.sensors.cal.offsets[n], self.sensors.cal.counts_per_gram[n])
                             for n in sorted(self.sensors.cal.offsets)),
                 axis="ax", level_g=0.0, kappa_gmm=self.model.physics.kappa_gmm,
                 theta_max_deg=self.model.physics.theta_max_deg, damping=self.table.damping,
                 swing_hz=self.table.omega / (2 * 3.141592653589793), source="simulated table")
-        else:
-            cal, _ = for_config(self.config)
+        return for_config(self.config)[0]
+
+    def _build_arm_link(self) -> None:
+        """Balance Duels follows the arm: raw samples → sensing → legal moves → the game."""
+        from companion.arm_link import ArmLink
+        from companion.sensing.follower import ArmFollower
+
+        cal = self._arm_calibration()
         pawns = self.host.state.on_arm() if self.host.game == "balance_duels" else []
-        self.arm = ArmLink(self, ArmFollower(self.model, cal, pawns=pawns))
+        self.arm = ArmLink(self.host, self.model, ArmFollower(self.model, cal, pawns=pawns), lock=self.table_lock,
+                           time=self.table_time)
         self.controller.arm = self.arm
         self.sensors.on_sample(self.arm.feed)
-        self.host.on_change(self.arm.on_game_change)
+        self.host.on_commit(self.arm.on_game_change)
         from companion.calibration_desk import CalibrationDesk
 
         self.calibration = CalibrationDesk(self, cal)
         self.sensors.on_sample(self.calibration.feed)
+
+    # --- the flight recorder (companion/replay/recorder.py)
+    def _build_recorder(self) -> None:
+        from companion.replay.recorder import FlightRecorder
+
+        self.recorder = FlightRecorder(self._checkpoint, window_s=self.config.recorder_minutes * 60.0,
+                                       max_bytes=int(self.config.recorder_max_mb * 1024 * 1024))
+        if self.arm is not None:
+            self.arm.on_row(self.recorder.row)
+            self.arm.on_report(self._record_report)
+            # a window can start exactly only where the follower restarted from its memory
+            self.arm.restart_every_s = self.recorder.window_s / 4
+        else:
+            self.sensors.on_sample(self._record_sample)
+        self.host.on_commit(self._record_commit)
+
+    def _checkpoint(self):
+        from companion.replay.recorder import Checkpoint
+
+        return Checkpoint(self.host.game_id, self.host.seq)
+
+    def _record_sample(self, t: float, sensor: str, value: float) -> None:
+        with self.table_lock:
+            self.recorder.row(self.table_time.sample(t), sensor, sample_value(sensor, value))
+
+    def _record_report(self, kind: str, data: Any) -> None:
+        from companion.replay.inputs import Input
+
+        if kind == "answered":
+            # before the move it leads to, and in its words: the move, not the option's number
+            self.recorder.input(Input(self.table_time.input(self.clock.now()), "answer", dict(data)))
+            return
+        if kind == "restarted":
+            self.recorder.restart(Input(data["t"], "follower", data["memory"]))
+            return
+        t = round(self.table_time.last, 6)
+        if kind == "question":
+            self.recorder.output(t, {"t": t, "question": data["text"], "options": [o["move"] for o in data["options"]]})
+        elif kind == "notice":
+            self.recorder.output(t, {"t": t, "notice": data})
+
+    def _record_commit(self, ev: Event) -> None:
+        from companion.replay.inputs import Input
+
+        if ev.source == "sensor":
+            source = "answer" if self.arm is not None and self.arm.answering else "sensor"
+            t = self.table_time.last
+        else:
+            source = "input"
+            t = self.table_time.input(self.clock.now())
+            if ev.kind == "new_game":
+                item = Input(t, "new_game", {"game": ev.body["game"], "options": ev.body.get("options", {})})
+            elif ev.kind == "undo":
+                item = Input(t, "undo", True)
+            else:
+                item = Input(t, "action", ev.body["action"])
+            self.recorder.input(item)
+        t = round(t, 6)
+        self.recorder.output(t, {"t": t, "seq": ev.seq, "kind": ev.kind, "body": ev.body, "source": source})
+
+    def flight_bundle(self) -> tuple[str, bytes]:
+        """The misread report: (file name, .tar.gz bytes) of the recorder's window, built outside the table lock."""
+        from companion.replay import bundle
+
+        if self.recorder is None:
+            raise RuleError("this table has no sensors, so the flight recorder has nothing")
+        rec = self.recorder.snapshot()
+        cp = rec.checkpoint
+        game_events = self.store.game_events(self.host.game_id)
+        if cp is None:
+            window_events = game_events
+        else:
+            window_events = [e for e in self.store.game_events(cp.game_id) if e.seq <= cp.seq]
+        cal = self.arm.follower.cal if self.arm is not None else self._arm_calibration()
+        return bundle.build(rec, config=self.config, calibration=cal, model=self.model,
+                            physics=self.config_model.physics, simulated=self.config.simulate,
+                            game_events=game_events, window_events=window_events)
 
     def _sync_table(self, hand: bool = True) -> None:
         if self.table is None or self.host.game != "balance_duels":

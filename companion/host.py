@@ -3,6 +3,10 @@
 Every change is checked by the game's engine first and written to the store
 second; only an event that is both legal and durable changes what the page
 shows. Undo appends an event that takes back the last action.
+
+A `gate` (the daemon's table lock) is held around every change and its in-order
+listeners (`on_commit`): the arm's follower handles its samples under the same lock,
+so the follower, the flight recorder and the game agree on what came first.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from contextlib import nullcontext
 from typing import Any, Callable, Mapping
 
 from companion.clock import Clock
@@ -24,13 +29,15 @@ HUMAN_SOURCES = ("page", "button")  # changes that pause the simulated demo game
 
 class GameHost:
     def __init__(self, store: EventStore, engines: Mapping[str, Engine], default_game: str,
-                 default_options: Mapping[str, Any], clock: Clock | None = None):
+                 default_options: Mapping[str, Any], clock: Clock | None = None, gate=None):
         self.store = store
         self.engines = dict(engines)
         self.clock = clock or Clock()
         self._lock = threading.RLock()
+        self._gate = gate if gate is not None else nullcontext()
         self._changed = threading.Condition(self._lock)
         self._listeners: list[Callable[[], None]] = []
+        self._commit_listeners: list[Callable[[Event], None]] = []
         self._recent: deque[Event] = deque(maxlen=RECENT_EVENTS)
         self._snapshot: dict | None = None
         self.problems: list[str] = []     # replay problems shown on the page
@@ -93,24 +100,28 @@ class GameHost:
         """Apply one action to the current game (RuleError if not allowed; nothing changes then)."""
         if not isinstance(action, Mapping):
             raise RuleError("an action must be an object")
-        with self._lock:
-            new_state = self.engine.act(self._states[-1], action)
-            ev = self._commit(self.game_id, "action", {"action": dict(action)}, source)
-            self._states.append(new_state)
-            self._labels.append(_label(action))
-            self._scores.append(self.engine.scores(new_state))
-            del self._scores[:-SCORE_POINTS]
+        with self._gate:
+            with self._lock:
+                new_state = self.engine.act(self._states[-1], action)
+                ev = self._commit(self.game_id, "action", {"action": dict(action)}, source)
+                self._states.append(new_state)
+                self._labels.append(_label(action))
+                self._scores.append(self.engine.scores(new_state))
+                del self._scores[:-SCORE_POINTS]
+            self._committed(ev)
         self._notify()
         return ev
 
     def undo(self, source: str = "page") -> Event:
-        with self._lock:
-            if len(self._states) <= 1:
-                raise RuleError("nothing to undo in this game")
-            ev = self._commit(self.game_id, "undo", {"undoes": self._labels[-1]}, source)
-            self._states.pop()
-            self._labels.pop()
-            self._scores = self._score_history()
+        with self._gate:
+            with self._lock:
+                if len(self._states) <= 1:
+                    raise RuleError("nothing to undo in this game")
+                ev = self._commit(self.game_id, "undo", {"undoes": self._labels[-1]}, source)
+                self._states.pop()
+                self._labels.pop()
+                self._scores = self._score_history()
+            self._committed(ev)
         self._notify()
         return ev
 
@@ -120,16 +131,18 @@ class GameHost:
         options = dict(options or {})
         engine = self.engines[game]
         state = engine.new(options)
-        with self._lock:
-            ev = self._commit(None, "new_game", {"game": game, "options": options}, source)
-            self.game_id = ev.game_id
-            self.game = game
-            self.options = options
-            self.engine = engine
-            self._states = [state]
-            self._labels = ["new game"]
-            self._scores = [engine.scores(state)]
-            self.problems = []
+        with self._gate:
+            with self._lock:
+                ev = self._commit(None, "new_game", {"game": game, "options": options}, source)
+                self.game_id = ev.game_id
+                self.game = game
+                self.options = options
+                self.engine = engine
+                self._states = [state]
+                self._labels = ["new game"]
+                self._scores = [engine.scores(state)]
+                self.problems = []
+            self._committed(ev)
         self._notify()
         return ev
 
@@ -173,12 +186,14 @@ class GameHost:
             except RuleError as exc:
                 raise RuleError(f"line {n}: {exc}") from None
             steps.append(("action", {"action": dict(action)}))
-        ev = self.new_game(game, options, source=source)
-        for kind, body in steps:
-            if kind == "undo":
-                self.undo(source=source)
-            else:
-                self.act(body["action"], source=source)
+        with self._gate:
+            # one run under the table lock: no sensed move lands between the record's events
+            ev = self.new_game(game, options, source=source)
+            for kind, body in steps:
+                if kind == "undo":
+                    self.undo(source=source)
+                else:
+                    self.act(body["action"], source=source)
         return ev
 
     # --- reading
@@ -221,7 +236,21 @@ class GameHost:
             return self._changed.wait_for(lambda: self.seq > seq, timeout=timeout)
 
     def on_change(self, callback: Callable[[], None]) -> None:
+        """callback() after every change, outside the table lock (LEDs, backups, the simulated table)."""
         self._listeners.append(callback)
+
+    def on_commit(self, callback: Callable[[Event], None]) -> None:
+        """callback(event) right after each change, still under the table lock and before any later sample
+        or change: for what must see the game's changes in their true order (the arm link, the flight recorder).
+        It must be quick."""
+        self._commit_listeners.append(callback)
+
+    def _committed(self, ev: Event) -> None:
+        for cb in list(self._commit_listeners):
+            try:
+                cb(ev)
+            except Exception:  # as for on_change: a listener must not break the game
+                log.exception("commit listener %r failed", cb)
 
     def _notify(self) -> None:
         for cb in list(self._listeners):

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +40,8 @@ class Setup:
     model: Model
     calibration: ArmCalibration
     calibration_file: Path | None
+    config: Any = None                 # the companion.config.Config it came from
+    raw: dict = field(default_factory=dict, repr=False)   # the config file's tables as read
 
 
 # what analyze needs, and what each is for (said when it is missing)
@@ -106,8 +108,10 @@ def read_config(config_path: str | Path, *, wiring: bool = True) -> tuple[Any, s
 
 
 def load_setup(config_path: str | Path, *, calibration: str | Path | None = None,
-               use_beside: bool = True) -> Setup:
-    """The model and calibration a config (plus its calibration file) describe, every required key present."""
+               use_beside: bool = True, need_accelerometer: bool = True) -> Setup:
+    """The model and calibration a config (plus its calibration file) describe, every required key present.
+
+    `need_accelerometer=False` accepts a config without [accelerometer], as the daemon does (weight alone)."""
     path = Path(config_path)
     cfg, text, raw = read_config(path, wiring=False)
     cal_path = Path(calibration) if calibration is not None else None
@@ -120,7 +124,7 @@ def load_setup(config_path: str | Path, *, calibration: str | Path | None = None
             cal_file = load_file(cal_path)
         except CalibrationFileError as exc:
             raise AnalysisConfigError(str(exc)) from None
-    _check_required(path, text, raw, cal_file)
+    _check_required(path, text, raw, cal_file, need_accelerometer=need_accelerometer)
     model = cfg.model()
     base = from_config(cfg)
     if cal_file is not None:
@@ -128,10 +132,10 @@ def load_setup(config_path: str | Path, *, calibration: str | Path | None = None
             base = apply_file(base, cal_file, model)
         except CalibrationFileError as exc:
             raise AnalysisConfigError(str(exc)) from None
-    return Setup(model, base, cal_path)
+    return Setup(model, base, cal_path, cfg, raw)
 
 
-def _check_required(path: Path, text: str, raw: dict[str, Any], cal_file) -> None:
+def _check_required(path: Path, text: str, raw: dict[str, Any], cal_file, *, need_accelerometer: bool = True) -> None:
     def covered(section: str, key: str, cell: str | None = None) -> bool:
         if cal_file is None or (section, key) not in FROM_CALIBRATION:
             return False
@@ -143,6 +147,8 @@ def _check_required(path: Path, text: str, raw: dict[str, Any], cal_file) -> Non
 
     for section in ("balance", "accelerometer"):
         table = raw.get(section)
+        if section == "accelerometer" and table is None and not need_accelerometer:
+            continue
         if not isinstance(table, dict):
             raise AnalysisConfigError(f"{path}:{end_line(text)}: there is no [{section}] table; analyze needs "
                                       + ", ".join(REQUIRED[section]))

@@ -136,8 +136,13 @@ def calibration_path(config_source: str | os.PathLike | None, base_dir: Path | N
 # ----------------------------------------------------------------------------- the file
 
 def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None = None,
-           created: datetime | None = None) -> str:
-    """calibration.toml text for `cal` (only what this module writes; `load_file` reads it back)."""
+           created: datetime | None = None, exact: bool = False) -> str:
+    """calibration.toml text for `cal` (only what this module writes; `load_file` reads it back).
+
+    `exact` writes every number to the last digit (for a replay to use the very values the daemon used)."""
+    def f(v: float, digits: int | None = None) -> str:
+        return _f(v, None if exact else digits)
+
     when = (created or datetime.now(timezone.utc)).replace(microsecond=0)
     lines = [
         "# Arm calibration for Table Companion, written by `companion calibrate`.",
@@ -147,21 +152,21 @@ def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None =
         f"model = {_q(model_name)}",
     ]
     if known_mass_g is not None:
-        lines.append(f"known_mass_g = {_f(known_mass_g)}")
+        lines.append(f"known_mass_g = {f(known_mass_g)}")
     for c in cal.cells:
-        lines += ["", f"[load_cells.{c.name}]", f"offset_counts = {_f(c.offset_counts, 1)}",
-                  f"counts_per_gram = {_f(c.counts_per_gram, 3)}"]
+        lines += ["", f"[load_cells.{c.name}]", f"offset_counts = {f(c.offset_counts, 1)}",
+                  f"counts_per_gram = {f(c.counts_per_gram, 3)}"]
         if c.noise_counts is not None:
-            lines.append(f"noise_counts = {_f(c.noise_counts, 1)}")
+            lines.append(f"noise_counts = {f(c.noise_counts, 1)}")
     if cal.accelerometer:
-        lines += ["", "[accelerometer]", f"axis = {_q(cal.axis)}", f"level_g = {_f(cal.level_g, 6)}"]
+        lines += ["", "[accelerometer]", f"axis = {_q(cal.axis)}", f"level_g = {f(cal.level_g, 6)}"]
         if cal.accel_noise_g is not None:
-            lines.append(f"noise_g = {_f(cal.accel_noise_g, 6)}")
-    lines += ["", "[arm]", f"kappa_gmm = {_f(cal.kappa_gmm, 1)}", f"theta_max_deg = {_f(cal.theta_max_deg, 3)}",
-              f"swing_hz = {_f(cal.swing_hz, 4)}", f"damping = {_f(cal.damping, 4)}"]
+            lines.append(f"noise_g = {f(cal.accel_noise_g, 6)}")
+    lines += ["", "[arm]", f"kappa_gmm = {f(cal.kappa_gmm, 1)}", f"theta_max_deg = {f(cal.theta_max_deg, 3)}",
+              f"swing_hz = {f(cal.swing_hz, 4)}", f"damping = {f(cal.damping, 4)}"]
     if cal.holder_x:
         lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
-        lines += [f"{h} = {_f(x, 2)}" for h, x in cal.holder_x.items()]
+        lines += [f"{h} = {f(x, 2)}" for h, x in cal.holder_x.items()]
     return "\n".join(lines) + "\n"
 
 

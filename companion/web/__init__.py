@@ -149,6 +149,24 @@ def create_app(companion) -> Flask:
         ev = host.load_record(events, source="page")
         return jsonify({"ok": True, "seq": host.seq, "game_id": ev.game_id, "state": state_payload()})
 
+    bundling = threading.Lock()
+
+    @app.get("/api/flight-recorder")
+    def api_flight_recorder():
+        """The misread report: the flight recorder's window as one .tar.gz that `companion replay` plays back."""
+        if guard.required and guard.session(request.cookies.get(COOKIE)) is None:
+            raise ApiError(401, "enter the table PIN to download the flight recorder", pin_required=True)
+        if companion.recorder is None:
+            raise ApiError(404, "this table has no sensors, so the flight recorder has nothing to give")
+        if not bundling.acquire(blocking=False):
+            raise ApiError(503, "a report is being made already; try again in a moment")
+        try:
+            name, data = companion.flight_bundle()
+        finally:
+            bundling.release()
+        return Response(data, mimetype="application/gzip",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+
     @app.get("/api/health")
     def api_health():
         live = companion.live()

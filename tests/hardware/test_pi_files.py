@@ -21,6 +21,7 @@ KEYS = {
     "balance": ["model", "kappa_gmm", "theta_max_deg", "pawn_mass_g", "mass_sigma_g", "tip_sigma_gmm",
                 "risky_probability"],
     "store": ["path"],
+    "recorder": ["minutes", "max_mb"],
     "web": ["host", "port", "max_streams", "heartbeat_s"],
     "simulate": ["enabled", "demo", "demo_interval_s", "seed"],
     "load_cells": ["name", "adc", "dout_pin", "sck_pin", "gain", "i2c_bus", "address", "offset_counts",

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from companion.config import ConfigError, load
 from companion.games.balance_model import MODELS_DIR, ModelError, load_model
+from companion.sensing.toml_lines import toml_value
 
 # a config that uses every section and most keys: the base the mutations start from
 FULL_CONFIG = """\
@@ -89,27 +90,6 @@ MODEL_A = (MODELS_DIR / "A.toml").read_text(encoding="utf-8")
 
 WRONG_VALUES: tuple[Any, ...] = ("text", "", 0, -1, 7, 10**20, 1.5, -0.0, math.inf, -math.inf, math.nan, True, False,
                                  [], [1, 2], ["a"], {}, {"x": 1}, {"L": "heavy"}, "é" * 3, "0x2A", "../../etc/passwd")
-
-
-def toml_value(v: Any) -> str:
-    """A TOML literal for a Python value (enough for these tests: scalars, lists, inline tables)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f'"{k}" = {toml_value(x)}' for k, x in v.items()) + " }"
-    raise TypeError(f"no TOML literal for {v!r}")
 
 
 def value_lines(text: str) -> list[int]:

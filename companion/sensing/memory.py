@@ -1,0 +1,113 @@
+"""What a follower has learned, as plain data: to start a fresh follower where an old one left off.
+
+A follower learns as a game goes on: each load cell's and the accelerometer's noise, the
+swing's frequency and damping, the zero's drift, the mass of every pawn it weighed, and which
+accounts of the pawns are still open. `memory_of` writes that down as JSON-safe data;
+`resume` builds a new follower that starts with it (its buffers empty, as at start-up).
+
+The daemon does this now and then, at a quiet moment, with the flight recorder on: the
+recorder writes the memory into its inputs (`{"t": …, "follower": {...}}`), and
+`companion replay` restarts its follower at the same instant from the same data — so a
+window that begins long after the daemon started still replays exactly. What is given up
+is little: a change just decided is no longer re-weighed over the settled spell after it,
+and the first touch after the restart is judged from a shorter quiet spell.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from companion.games.balance_model import Model
+from companion.sensing.calibration import ArmCalibration
+from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
+from companion.sensing.inference import TrackedPawn, enumerate_candidates
+
+VERSION = 1
+MAX_WEIGHED = 50
+
+
+def memory_of(f: ArmFollower) -> dict:
+    pending = f._weigh_pending
+    return {
+        "version": VERSION,
+        "omega": f.omega,
+        "zeta": f.zeta,
+        "cells": {c.name: {"noise_mad": c.noise._mad, "dt": c.dt} for c in f._cell_list},
+        "accel_noise_mad": f.accel_noise._mad,
+        "zero_w": f.zero_w,
+        "zero_t": f.zero_t,
+        "weighed": {size: list(masses[-MAX_WEIGHED:]) for size, masses in f.weighed.items()},
+        "beliefs": [{"log_weight": b.log_weight,
+                     "pawns": [[p.holder, p.size, p.mass_g, p.sigma_g] for p in b.pawns]} for b in f.beliefs],
+        "weigh_pending": None if pending is None else list(pending),
+    }
+
+
+def _number(data: Mapping[str, Any], key: str, where: str, *, low: float = -math.inf, high: float = math.inf) -> float:
+    v = data.get(key) if isinstance(data, Mapping) else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
+        raise ValueError(f"follower memory: {where}{key} must be a number from {low:g} to {high:g}, not {v!r}")
+    return float(v)
+
+
+def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
+           settings: FollowerSettings | None = None) -> ArmFollower:
+    """A fresh follower with `memory` (as memory_of wrote it); ValueError names what does not fit."""
+    if not isinstance(memory, Mapping):
+        raise ValueError("follower memory must be an object")
+    if memory.get("version") != VERSION:
+        raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
+    unknown = sorted(set(memory) - {"version", "omega", "zeta", "cells", "accel_noise_mad", "zero_w", "zero_t",
+                                    "weighed", "beliefs", "weigh_pending"})
+    if unknown:
+        raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
+    f = ArmFollower(model, calibration, settings=settings)
+    geo = f.geo
+    f.omega = _number(memory, "omega", "", low=0.01, high=200.0)
+    f.zeta = _number(memory, "zeta", "", low=0.0, high=1.0)
+    cells = memory.get("cells")
+    if not isinstance(cells, Mapping) or sorted(cells) != sorted(f.cells):
+        raise ValueError(f"follower memory: cells must be the calibration's load cells ({', '.join(sorted(f.cells))})")
+    for name, c in f.cells.items():
+        c.noise._mad = _number(cells[name], "noise_mad", f"cells.{name}.", low=0.0, high=1e7)
+        c.noise.sigma = max(c.noise.floor, c.noise._mad * c.noise._scale)
+        c.dt = _number(cells[name], "dt", f"cells.{name}.", low=1e-4, high=10.0)
+    f.accel_noise._mad = _number(memory, "accel_noise_mad", "", low=0.0, high=10.0)
+    f.accel_noise.sigma = max(f.accel_noise.floor, f.accel_noise._mad * f.accel_noise._scale)
+    f.zero_w = _number(memory, "zero_w", "", low=-1e6, high=1e6)
+    f.zero_t = _number(memory, "zero_t", "", low=-1e9, high=1e9)
+    weighed = memory.get("weighed")
+    if not isinstance(weighed, Mapping):
+        raise ValueError("follower memory: weighed must map pawn sizes to masses")
+    f.weighed = {}
+    for size, masses in weighed.items():
+        if size not in geo.mass or not isinstance(masses, list) or len(masses) > MAX_WEIGHED:
+            raise ValueError(f"follower memory: weighed.{size} must be a list of at most {MAX_WEIGHED} masses of a "
+                             "known size")
+        f.weighed[size] = [_number({"m": m}, "m", f"weighed.{size}.", low=0.0, high=1e4) for m in masses]
+    beliefs = memory.get("beliefs")
+    if not isinstance(beliefs, list) or not 1 <= len(beliefs) <= MAX_BELIEFS_ON_BOARD:
+        raise ValueError(f"follower memory: beliefs must be a list of 1 to {MAX_BELIEFS_ON_BOARD}")
+    capacity = sum(geo.capacity.values())
+    f.beliefs = []
+    for i, b in enumerate(beliefs):
+        where = f"beliefs.{i}."
+        pawns = b.get("pawns") if isinstance(b, Mapping) else None
+        if not isinstance(pawns, list) or len(pawns) > capacity:
+            raise ValueError(f"follower memory: {where}pawns must be a list of at most {capacity} pawns")
+        tracked = []
+        for p in pawns:
+            if (not isinstance(p, list) or len(p) != 4 or p[0] not in geo.x or p[1] not in geo.mass):
+                raise ValueError(f"follower memory: {where}pawns: {p!r} is not [holder, size, mass, sigma] of this arm")
+            tracked.append(TrackedPawn(p[0], p[1], _number({"m": p[2]}, "m", where, low=0.0, high=1e4),
+                                       _number({"s": p[3]}, "s", where, low=0.0, high=1e4)))
+        log_weight = _number(b, "log_weight", where, low=-1e4, high=0.0)
+        f.beliefs.append(Belief(log_weight, tracked, enumerate_candidates(geo, tracked)))
+    pending = memory.get("weigh_pending")
+    if pending is not None:
+        if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):
+            raise ValueError("follower memory: weigh_pending must be [w0, var, holder, size, mass] or null")
+        nums = [_number({"v": pending[k]}, "v", "weigh_pending.", low=-1e7, high=1e7) for k in (0, 1, 4)]
+        f._weigh_pending = (nums[0], nums[1], pending[2], pending[3], nums[2])
+    return f

@@ -1,0 +1,72 @@
+"""The flight recorder keeps the last minutes in RAM, bounded by time and by size."""
+
+from companion.replay.inputs import Input
+from companion.replay.recorder import ROW_BYTES, Checkpoint, FlightRecorder
+
+
+def fill(rec, seconds, hz=100.0, start=0.0):
+    n = int(seconds * hz)
+    for i in range(n):
+        t = round(start + i / hz, 6)
+        rec.row(t, "load0", 8000 + i % 7)
+        rec.row(t, "ax", 0.001 * (i % 5))
+
+
+def restarts(rec, seconds, every, hz=100.0):
+    """Rows for `seconds`, and a follower restart every `every` seconds."""
+    n = int(seconds * hz)
+    for i in range(n):
+        t = round(i / hz, 6)
+        if i and i % int(every * hz) == 0:
+            rec.restart(Input(t, "follower", {"at": t}))
+        rec.row(t, "load0", 8000 + i % 7)
+        rec.row(t, "ax", 0.001 * (i % 5))
+
+
+def test_it_keeps_the_newest_window_from_a_follower_restart():
+    rec = FlightRecorder(lambda: Checkpoint(1, 5), window_s=30.0, chunk_s=5.0)
+    restarts(rec, 100.0, every=7.5)
+    snap = rec.snapshot()
+    assert snap.trimmed and snap.exact
+    assert 30.0 - 7.5 <= snap.end - snap.start <= 30.0 + 5.0   # the window, and the chunk being written
+    assert snap.inputs[0].kind == "follower" and snap.inputs[0].t == snap.start
+    rows = list(snap.iter_rows())
+    assert rows[0][0] >= snap.start and rows[-1][0] == snap.end
+    assert {s for _, s, _ in rows} == {"load0", "ax"}
+    assert len(rows) == snap.rows == sum(len(t) for t, _, _ in snap.chunks)
+
+
+def test_without_a_restart_in_reach_the_window_grows_until_the_size_bound_cuts_it():
+    rec = FlightRecorder(lambda: Checkpoint(1, 5), window_s=30.0, max_bytes=400_000, chunk_s=5.0)
+    fill(rec, 100.0)
+    snap = rec.snapshot()
+    assert snap.end - snap.start > 30.0 or not snap.exact
+    fill(rec, 200.0, start=100.0)
+    snap = rec.snapshot()
+    assert rec.bytes <= 400_000 and snap.trimmed and not snap.exact
+
+
+def test_it_stays_within_its_size_whatever_the_rate():
+    rec = FlightRecorder(lambda: Checkpoint(1, 5), window_s=3600.0, max_bytes=200_000, chunk_s=1.0)
+    restarts(rec, 200.0, every=3.0, hz=500.0)
+    assert rec.bytes <= 200_000
+    snap = rec.snapshot()
+    assert snap.rows * ROW_BYTES <= 200_000 and snap.exact
+    assert snap.end == round(199.998, 6)
+
+
+def test_inputs_and_the_daemons_lines_are_kept_with_their_chunk_and_go_with_it():
+    rec = FlightRecorder(lambda: Checkpoint(1, 5), window_s=20.0, chunk_s=5.0)
+    for i in range(60):
+        rec.row(float(i), "load0", 8000)
+        rec.input(Input(float(i) + 0.5, "action", {"type": "roll", "value": 1 + i % 6}))
+        rec.output(float(i) + 0.5, {"t": float(i) + 0.5, "seq": i, "kind": "action", "body": {}, "source": "input"})
+    snap = rec.snapshot()
+    assert snap.inputs[0].t >= snap.start and len(snap.inputs) == len(snap.outputs)
+    assert [i.t for i in snap.inputs] == sorted(i.t for i in snap.inputs)
+    assert snap.inputs[-1].t == 59.5
+
+
+def test_an_empty_recorder_gives_an_empty_window():
+    snap = FlightRecorder(lambda: Checkpoint(1, 1)).snapshot()
+    assert snap.rows == 0 and snap.checkpoint is None and snap.inputs == []

@@ -13,6 +13,8 @@ an empty value for glibc's defaults):
      daemon keeps up to a fixed bound is full (the last 500 events, for pages resuming their stream);
      then the clients stay, a change every second, two clients reconnect with Last-Event-ID every 30 s;
      resident memory sampled every 5 s (start, end, peak, trend);
+     The flight recorder's window is set to one minute ([recorder] minutes), so that it is full by then too;
+     its size is reported, and what its default 20 minutes would hold of this table's samples;
   4. --cpu-minutes (0 to skip) at table pace with one tablet: a turn (a roll and a move) every 20 s,
      the sensor loop running as always; CPU seconds from /proc/PID/stat, scaled to an hour of play.
 Exit code 1 if a client missed an event, /api/state p95 >= 100 ms, the over-cap client was not refused, or
@@ -31,8 +33,8 @@ from _common import Figures  # first: it also puts the repository on sys.path
 
 from companion.host import RECENT_EVENTS
 from tests.reliability.harness import StreamClient, percentile
-from tests.reliability.loadlab import (Mover, close_streams, open_streams, over_the_cap, run_round, start_daemon,
-                                       wait_for_free_slot)
+from tests.reliability.loadlab import (RECORDER_MINUTES, Mover, close_streams, open_streams, over_the_cap, run_round,
+                                       start_daemon, wait_for_free_slot)
 
 TABLE_TURN_S = 20.0          # a turn of Balance Duels at the table: a roll and a move
 RECONNECT_EVERY_S = 30.0
@@ -133,13 +135,23 @@ def soak(fig: Figures, daemon, clients: list[StreamClient], minutes: float) -> d
         client.close()
     half = [s for s in samples if s[0] >= samples[-1][0] / 2] if samples else []
     mem = daemon.memory_kb()
+    client = daemon.client(timeout=10)
+    try:
+        recorder = client.get("/api/state")["live"].get("recorder") or {}
+    finally:
+        client.close()
+    if recorder.get("seconds"):
+        per_s = recorder["kb"] / recorder["seconds"]
+        fig.say(f"flight recorder: {recorder['kb']} kB for {recorder['seconds']} s of table time "
+                f"(window {RECORDER_MINUTES} min here); 20 minutes would hold {per_s * 1200 / 1024:.1f} MB")
     return {"minutes": minutes, "changes": len(mover.sent_at), "reconnects": reconnects,
             "reconnect_503_waits": waits, "failed_reconnects": failed_reconnects,
             "clients_with_gaps": gaps, "gap_details": checked[:5],
             "rss_kb": {"first": samples[0][1] if samples else None, "last": samples[-1][1] if samples else None,
                        "max": max(v for _, v in samples) if samples else None, "peak_VmHWM": mem["VmHWM"]},
             "rss_trend_kb_per_min": {"whole": round(trend_kb_per_min(samples), 1),
-                                     "second_half": round(trend_kb_per_min(half), 1)}}
+                                     "second_half": round(trend_kb_per_min(half), 1)},
+            "flight_recorder": recorder}
 
 
 def cpu_at_table_pace(fig: Figures, daemon, minutes: float) -> dict:

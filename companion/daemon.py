@@ -337,6 +337,7 @@ class Companion:
         if getattr(self.store, "backup_problem", None):
             notices.append(f"the last backup failed: {self.store.backup_problem}")
         out["notices"] = notices
+        out["recorder"] = self.recorder.status() if self.recorder is not None else None
         out["indicator"] = self.indicators.light
         out["buzzing"] = self.indicators.buzzing
         if self.last_refusal and self.clock.now() - self.last_refusal["at"] < 10:

@@ -164,32 +164,53 @@ class FlightRecorder:
         newest = chunks[-1].t1
         if newest - chunks[0].t0 <= self.window_s and self._bytes <= self.max_bytes:
             return
-        # the oldest restart from which the window fits both bounds
+        # where a window may start (a follower restart), with the table time and the bytes kept from there
+        starts = []
         rest = self._bytes
-        cut = None
         for k, c in enumerate(chunks):
-            if k and c.restart and newest - c.t0 <= self.window_s and rest <= self.max_bytes:
-                cut = k
-                break
+            if k and c.restart:
+                starts.append((k, newest - c.t0, rest))
             rest -= c.bytes
-        if cut is None:
-            if self._bytes <= self.max_bytes:
-                return      # longer than the window until a restart comes; the size bound still holds
-            # over the size with no restart to start from: let the oldest go, and the window is no longer exact
-            while len(chunks) > 1 and self._bytes > self.max_bytes:
-                self._bytes -= chunks.popleft().bytes
-            self.trimmed = True
-            self.exact = chunks[0].restart
+        if self._bytes > self.max_bytes:
+            fit = [k for k, _, kept in starts if kept <= self.max_bytes]
+            if fit:
+                self._cut(fit[0], exact=True)
+            else:
+                # no restart to start from within the size: let the oldest go; the window is no longer exact
+                k = 0
+                rest = self._bytes
+                while k < len(chunks) - 1 and rest > self.max_bytes:
+                    rest -= chunks[k].bytes
+                    k += 1
+                self._cut(k, exact=chunks[k].restart)
             return
-        for _ in range(cut):
-            self._bytes -= chunks.popleft().bytes
-        self.trimmed = True
-        self.exact = True
+        within = [(k, span) for k, span, _ in starts if span <= self.window_s]
+        if within and within[0][1] >= self.window_s / 2:
+            self._cut(within[0][0], exact=True)
+        elif newest - chunks[0].t0 > 2 * self.window_s:
+            # restarts have been rare (an arm seldom at rest): the oldest within twice the window
+            twice = [k for k, span, _ in starts if span <= 2 * self.window_s]
+            if twice:
+                self._cut(twice[0], exact=True)
+        # else: a little longer than the window until a restart comes that leaves at least half of it
+
+    def _cut(self, k: int, *, exact: bool) -> None:
+        for _ in range(k):
+            self._bytes -= self._chunks.popleft().bytes
+        if k:
+            self.trimmed = True
+            self.exact = exact
 
     # --- out
     @property
     def bytes(self) -> int:
         return self._bytes
+
+    def status(self) -> dict:
+        """How much it holds now: table seconds and kB (for the page and the load bench)."""
+        with self._lock:
+            span = self._chunks[-1].t1 - self._chunks[0].t0 if self._chunks else 0.0
+            return {"seconds": round(span, 1), "kb": round(self._bytes / 1024), "exact": self.exact}
 
     def snapshot(self) -> Recording:
         with self._lock:

@@ -269,6 +269,7 @@ class Replay:
         count = 0
         t = self._t
         for t, sensor, value in it:
+            t = round(t, 6)     # on the table clock, as a trace file carries it (rows given in memory may not be)
             while pending and pending[0].t < t:
                 self._apply(pending.popleft())
             feed(t, sensor, value)

@@ -26,7 +26,7 @@ from companion.games.balance_model import Model
 from companion.replay.inputs import Input
 from companion.replay.session import Replay, ReplayResult, ReplaySetup
 from companion.sensing.calibration import ArmCalibration
-from companion.sensing.simtrace import HandStyle, NoiseProfile, Row, TableScript
+from companion.sensing.simtrace import ArmStyle, HandStyle, NoiseProfile, Row, TableScript
 
 ANSWER_AFTER_S = 3.6        # after the hands leave: past the follower's longest wait (3 s) and its next look
 
@@ -77,14 +77,15 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
                  turns: int = 40, hands: HandStyle | None = None, mass_spread: bool = True,
                  answer_after_s: float = ANSWER_AFTER_S, page_fallback: bool = True,
                  options: dict | None = None, rolls: Sequence[int] | None = None,
-                 choose: Callable[[bd.State, list[bd.Move]], bd.Move] | None = None) -> SimSession:
+                 choose: Callable[[bd.State, list[bd.Move]], bd.Move] | None = None,
+                 arm: ArmStyle | None = None) -> SimSession:
     """Games of Balance Duels until `turns` turns have been played (a game cut short at the end is fine).
 
     `rolls` fixes the die (in order; random after them), `choose(state, legal moves)` the moves."""
     rolls = list(rolls or [])
     rng = random.Random(seed * 7 + 3)
     hands = hands or HandStyle(lift_gap_s=(0.05, 0.35))
-    script = TableScript(model, profile, seed=seed, hands=hands, mass_spread=mass_spread)
+    script = TableScript(model, profile, seed=seed, hands=hands, mass_spread=mass_spread, arm=arm)
     opts = {"players": players, "tip_judge": "table", **(options or {})}
     inputs: list[Input] = []
     out: list[Turn] = []

@@ -193,6 +193,7 @@ class SensorSim:
             axis="ax", level_g=self.level,
             kappa_gmm=phys.kappa_gmm if kappa_gmm is None else kappa_gmm,
             theta_max_deg=phys.theta_max_deg if theta_max_deg is None else theta_max_deg,
+            swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping,
             source=f"simulated sensors ({self.p.name})")
 
     def run(self, seconds: float) -> list[Row]:
@@ -332,6 +333,20 @@ class Action:
         return out
 
 
+@dataclass(frozen=True)
+class ArmStyle:
+    """The simulated arm itself: its swing (frequency and damping ratio, empty) and its own mass."""
+
+    frequency_hz: float = 1.0
+    damping: float = 0.08
+    arm_mass_g: float = 180.0
+
+    @classmethod
+    def drawn(cls, rng: random.Random) -> "ArmStyle":
+        """An arm drawn over the range real tables have (0.6-2 Hz, damping ratio 0.05-0.3)."""
+        return cls(rng.uniform(0.6, 2.0), rng.uniform(0.05, 0.3), rng.uniform(120.0, 260.0))
+
+
 @dataclass
 class HandStyle:
     """How the hands behave: randomised per action within these ranges."""
@@ -349,12 +364,14 @@ class TableScript:
     def __init__(self, model: Model, profile: NoiseProfile | str = "quiet-10sps", *, seed: int = 0,
                  pawns: Iterable[tuple[str, str]] = (), hands: HandStyle | None = None, level_g: float = 0.0,
                  settle_s: float = 2.0, mass_spread: bool = True, names: Sequence[str] | None = None,
-                 calibration: ArmCalibration | None = None):
+                 calibration: ArmCalibration | None = None, arm: ArmStyle | None = None):
         self.model = model
         self.profile = PROFILES[profile] if isinstance(profile, str) else profile
         self.rng = random.Random(seed)
         self.clock = FakeClock(0.0)
-        self.table = SimulatedTable(model, self.clock, seed=seed)
+        arm = arm or ArmStyle()
+        self.table = SimulatedTable(model, self.clock, seed=seed, frequency_hz=arm.frequency_hz, damping=arm.damping,
+                                    arm_mass_g=arm.arm_mass_g)
         pawns = list(pawns)
         if pawns:
             self.table.set_pawns(pawns, hand_s=0)
@@ -579,5 +596,5 @@ def with_profile(name: str, **changes) -> NoiseProfile:
     return replace(PROFILES[name], **changes)
 
 
-__all__ = ["NoiseProfile", "PROFILES", "SensorSim", "TableScript", "Action", "HandStyle", "random_session",
+__all__ = ["NoiseProfile", "PROFILES", "SensorSim", "TableScript", "Action", "ArmStyle", "HandStyle", "random_session",
            "write_trace", "format_row", "config_toml", "with_profile"]

@@ -232,3 +232,25 @@ def test_portrait_tablet_and_phone(browser, table, size):
         shot(page, f"balance-duels-{size['width']}x{size['height']}")
     finally:
         context.close()
+
+
+def test_report_a_misread_downloads_the_flight_recorder_after_the_pin(page, table, tmp_path):
+    import tarfile
+
+    table.new_game("balance_duels", {"players": 2})
+    table.play_first(3, kind="place")
+    open_page(page, table)
+    page.wait_for_selector("#report-line:not([hidden])", timeout=5000)
+    page.click("#report")
+    page.wait_for_selector("#pin[open]", timeout=3000)   # this browser has no session yet
+    page.fill("#pin-input", PIN)
+    with page.expect_download(timeout=15000) as info:
+        page.click("#pin-form button[value=go]")
+    download = info.value
+    assert re.fullmatch(r"misread-\d{8}-\d{6}\.tar\.gz", download.suggested_filename)
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    with tarfile.open(path) as tar:
+        names = {m.name.split("/", 1)[1] for m in tar.getmembers()}
+    assert {"trace.csv", "inputs.jsonl", "config.toml", "calibration.toml", "README.txt"} <= names
+    page.wait_for_function("document.getElementById('banner').textContent.includes('Saved misread-')", timeout=3000)

@@ -33,7 +33,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 def write_config(directory: Path, *, demo: bool = False, seed: int = 3, max_streams: int | None = None,
                  heartbeat_s: float | None = None, demo_interval_s: float | None = None, pin: str | None = None,
-                 name: str = "companion.toml") -> Path:
+                 name: str = "companion.toml", recorder_minutes: float | None = None) -> Path:
     """A config for the simulated table, listening on loopback only."""
     lines = ["[simulate]", "enabled = true", f"demo = {'true' if demo else 'false'}", f"seed = {seed}"]
     if demo_interval_s is not None:
@@ -45,6 +45,8 @@ def write_config(directory: Path, *, demo: bool = False, seed: int = 3, max_stre
         lines.append(f"heartbeat_s = {heartbeat_s}")
     if pin is not None:
         lines.append(f'pin = "{pin}"')
+    if recorder_minutes is not None:
+        lines += ["[recorder]", f"minutes = {recorder_minutes}"]
     path = directory / name
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -113,9 +113,13 @@ class Round:
         return out
 
 
+RECORDER_MINUTES = 1    # the flight recorder fills by table time up to its bound; at one minute it is full after the warm-up
+
+
 def start_daemon(workdir: Path, *, max_streams: int, heartbeat_s: float = 1.0) -> DaemonProcess:
     workdir.mkdir(parents=True, exist_ok=True)
-    config = write_config(workdir, demo=False, max_streams=max_streams, heartbeat_s=heartbeat_s)
+    config = write_config(workdir, demo=False, max_streams=max_streams, heartbeat_s=heartbeat_s,
+                          recorder_minutes=RECORDER_MINUTES)
     return DaemonProcess(config, workdir / "events.sqlite3")
 
 

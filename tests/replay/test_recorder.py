@@ -28,12 +28,20 @@ def test_it_keeps_the_newest_window_from_a_follower_restart():
     restarts(rec, 100.0, every=7.5)
     snap = rec.snapshot()
     assert snap.trimmed and snap.exact
-    assert 30.0 - 7.5 <= snap.end - snap.start <= 30.0 + 5.0   # the window, and the chunk being written
+    assert 30.0 / 2 <= snap.end - snap.start <= 30.0 + 5.0   # at least half the window; the chunk being written
     assert snap.inputs[0].kind == "follower" and snap.inputs[0].t == snap.start
     rows = list(snap.iter_rows())
     assert rows[0][0] >= snap.start and rows[-1][0] == snap.end
     assert {s for _, s, _ in rows} == {"load0", "ax"}
     assert len(rows) == snap.rows == sum(len(t) for t, _, _ in snap.chunks)
+
+
+def test_when_restarts_are_rare_the_window_grows_rather_than_shrink_to_the_last_one():
+    rec = FlightRecorder(lambda: Checkpoint(1, 5), window_s=30.0, chunk_s=5.0)
+    restarts(rec, 200.0, every=40.0)
+    snap = rec.snapshot()
+    assert snap.exact and snap.inputs[0].kind == "follower"
+    assert 30.0 / 2 <= snap.end - snap.start <= 2 * 30.0 + 5.0
 
 
 def test_without_a_restart_in_reach_the_window_grows_until_the_size_bound_cuts_it():

@@ -185,6 +185,7 @@
         ? el("span", { class: "good" }, "✓ connected")
         : el("span", { class: "bad" }, `✕ ${live.mqtt.state}` + (live.mqtt.down_for_s ? ` for ${Math.round(live.mqtt.down_for_s)} s` : "") +
           (live.mqtt.last_error ? `: ${live.mqtt.last_error}` : "") + (live.mqtt.queued ? ` (${live.mqtt.queued} queued)` : "")))] : []));
+    $("report-line").hidden = !live.recorder;
     const box = document.querySelector(".bd-live");
     if (box) fillLive(box);
     renderSensing();
@@ -208,6 +209,23 @@
     choice.hidden = !live.selection_label;
     choice.textContent = live.selection_label ? `buttons: ▶ ${live.selection_label}` : "";
   }
+  // "Report a misread": the flight recorder's last minutes as one file to send to whoever keeps the companion
+  async function reportMisread(retried) {
+    const r = await fetch("/api/flight-recorder", { credentials: "same-origin" });
+    if (r.status === 401 && !retried) { await askPin(); return reportMisread(true); }
+    if (!r.ok) { const d = await r.json().catch(() => ({})); throw new Error(d.error || r.statusText); }
+    const blob = await r.blob();
+    const m = /filename="([^"]+)"/.exec(r.headers.get("Content-Disposition") || "");
+    const name = m ? m[1] : "misread.tar.gz";
+    const a = el("a", { href: URL.createObjectURL(blob), download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+    showError(new Error(`Saved ${name}: the last minutes at the table. Send it with a word on what went wrong.`));
+  }
+  $("report").addEventListener("click", (ev) => { ev.preventDefault(); reportMisread(false).catch(showError); });
+
   // the companion follows the arm by its sensors: its questions, and a board that does not match the game
   function renderSensing() {
     const box = $("sensing");
@@ -220,6 +238,10 @@
     }
     if (live.mismatch) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.mismatch));
     if (live.sensing_notice) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.sensing_notice));
+    if (live.recorder && (live.mismatch || live.sensing_notice || q)) {
+      parts.push(el("p", { class: "small" }, "Did the companion get it wrong? ", el("button", { class: "btn", type: "button",
+        onclick: () => reportMisread(false).catch(showError) }, "Report a misread")));
+    }
     const key = JSON.stringify([q, live.mismatch, live.sensing_notice]);
     if (box.dataset.key === key) return;  // rebuilt only when it changes, so a finger on a button is not lost
     box.dataset.key = key;

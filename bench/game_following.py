@@ -1,0 +1,235 @@
+"""How well whole games of Balance Duels are followed: sensors → follower → arm link → rules, as the daemon does.
+
+    .venv/bin/python bench/game_following.py            # the full run (a few minutes on 2 cores)
+    .venv/bin/python bench/game_following.py --quick    # a smaller one (about a minute)
+
+Each session is a run of games on the simulated table (companion/replay/simgame.py): 2
+players with 6 L pawns, or 3-4 players with 2 L + 2 M each; mostly safe moves, now and
+then a risky one, so the arm tips (the table judges tips); hands of 5-60 g for 0.35-1 s,
+pawns lifted and put down a moment later, pawn masses that vary (σ 0.3 g L, 0.2 g M). The
+players' part is written as a replay's inputs: the roll before each turn, passes, new games,
+and 3.6 s after each physical turn the true move as an `answer`. They watch the page: when it
+does not show the turn as it was, they put it right from the page (undo, tap the move, "The
+arm tipped"). Each session is written to files — trace.csv, inputs.jsonl, config.toml,
+calibration.toml — and replayed from them by `companion replay`'s own code; that replay
+must print the very bytes the players watched.
+
+Per noise level: physical turns (a pawn placed or moved); applied right from the sensors
+alone; asked ("Which move was made?") and answered right; wrong moves applied by the
+sensors (must be 0); missed turns (the players had to enter them); tips judged right (of
+those that happened) and false tips; latency from the hands leaving the arm to the move
+applied from the sensors (median, 95th percentile). Then the worst session of each level,
+and how fast the replay runs against real time for 4 load cells at 80 SPS with a 100 Hz
+accelerometer.
+
+--arms random draws every session's arm over the range real tables have (swing 0.6-2 Hz,
+damping ratio 0.05-0.3, arm mass 120-260 g), each calibrated as `companion calibrate` would
+(its empty swing); the default is the arm the daemon simulates (1 Hz, 0.08).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from companion.games.balance_model import load_model  # noqa: E402
+from companion.replay.inputs import read_inputs, write_inputs  # noqa: E402
+from companion.replay.session import Replay, load_setup  # noqa: E402
+from companion.replay.simgame import move_matches, play_session  # noqa: E402
+from companion.sensing.calibration import render  # noqa: E402
+from companion.sensing.simtrace import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
+from companion.sensing.trace import read_trace  # noqa: E402
+
+LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
+GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
+
+
+@dataclass
+class Score:
+    sessions: int = 0
+    turns: int = 0
+    physical: int = 0
+    from_sensors: int = 0
+    asked: int = 0
+    answered_right: int = 0
+    wrong: int = 0
+    missed: int = 0
+    tips: int = 0
+    tips_right: int = 0
+    false_tips: int = 0
+    latencies: list[float] = field(default_factory=list)
+    wrong_cases: list[str] = field(default_factory=list)
+    trace_s: float = 0.0
+    replay_s: float = 0.0
+    rows: int = 0
+    same_bytes: int = 0
+
+    def add(self, other: "Score") -> None:
+        for k, v in vars(other).items():
+            if isinstance(v, list):
+                getattr(self, k).extend(v)
+            else:
+                setattr(self, k, getattr(self, k) + v)
+
+    @property
+    def from_sensors_pct(self) -> float | None:
+        return 100.0 * self.from_sensors / self.physical if self.physical else None
+
+
+def _action(line: dict) -> dict:
+    return line["body"].get("action", {}) if line.get("kind") == "action" else {}
+
+
+def score(session, lines: list[dict]) -> Score:
+    """Each turn against what the replay applied between its roll and the next turn's."""
+    s = Score(sessions=1)
+    turns = session.turns
+    bounds = [t.roll_t for t in turns] + [float("inf")]
+    for k, turn in enumerate(turns):
+        lo, hi = bounds[k], bounds[k + 1]
+        window = [ln for ln in lines if "t" in ln and lo <= ln["t"] < hi]
+        events = [ln for ln in window if "seq" in ln]
+        s.turns += 1
+        sensed = [e for e in events if e["source"] in ("sensor", "answer") and _action(e).get("type") == "move"]
+        for e in sensed:
+            if not move_matches(_action(e)["move"], turn.move):
+                s.wrong += 1
+                s.wrong_cases.append(f"t={e['t']:.2f} turn {k + 1}: {e['source']} applied "
+                                     f"{_action(e)['move']} for {turn.move}")
+        tips = [e for e in events if e["source"] == "sensor" and _action(e).get("type") == "tip"]
+        if turn.physical:
+            s.physical += 1
+            right = [e for e in sensed if move_matches(_action(e)["move"], turn.move)]
+            if any("question" in ln for ln in window):
+                s.asked += 1
+            if right and right[0]["source"] == "sensor":
+                s.from_sensors += 1
+                s.latencies.append(right[0]["t"] - turn.hands_off)
+            elif right:
+                s.answered_right += 1
+            else:
+                s.missed += 1
+            if turn.tipped:
+                s.tips += 1
+                s.tips_right += bool(tips)
+            s.false_tips += len(tips) if not turn.tipped else max(0, len(tips) - 1)
+        else:
+            s.false_tips += len(tips)
+    return s
+
+
+def run_one(job: tuple) -> tuple[str, Score, dict]:
+    level, seed, players, turns, arms = job
+    model = load_model("A")
+    arm = ArmStyle.drawn(random.Random(seed * 31 + 7)) if arms == "random" else None
+    t0 = time.perf_counter()
+    session = play_session(model, profile=level, seed=seed, players=players, turns=turns, arm=arm)
+    made_s = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="game-following-") as tmp:
+        d = Path(tmp)
+        write_trace(d / "trace.csv", session.rows)
+        (d / "inputs.jsonl").write_text(write_inputs(session.inputs), encoding="utf-8")
+        (d / "config.toml").write_text(config_toml(model, session.calibration), encoding="utf-8")
+        (d / "calibration.toml").write_text(render(session.calibration, model_name=model.name, exact=True),
+                                            encoding="utf-8")
+        setup = load_setup(d / "config.toml", calibration=d / "calibration.toml")
+        cells = [c.name for c in setup.calibration.cells]
+        result = Replay(setup, read_inputs(d / "inputs.jsonl")).run(read_trace(d / "trace.csv", load_cells=cells))
+    s = score(session, result.lines)
+    s.trace_s, s.replay_s, s.rows = result.trace_seconds, result.processing_seconds, result.rows
+    s.same_bytes = int(result.text() == session.replayed.text())
+    s.wrong_cases = [f"seed {seed} ({players}p): {c}" for c in s.wrong_cases]
+    info = {"seed": seed, "players": players, "made_s": made_s,
+            "arm": None if arm is None else (round(arm.frequency_hz, 2), round(arm.damping, 3))}
+    return level, s, info
+
+
+def fmt(v, spec: str) -> str:
+    return "–" if v is None else format(v, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer sessions (about a minute)")
+    p.add_argument("--sessions", type=int, help="sessions per noise level (default 8, quick 2), half with 2 players")
+    p.add_argument("--turns", type=int, help="turns per session (default 60, quick 40)")
+    p.add_argument("--jobs", type=int, default=max(1, min(2, multiprocessing.cpu_count())))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--levels", nargs="*", default=list(LEVELS), choices=sorted(PROFILES))
+    p.add_argument("--arms", choices=("ours", "random"), default="ours",
+                   help="the daemon's simulated arm (default), or arms drawn over the real range")
+    p.add_argument("--show-wrong", action="store_true", help="print every wrong move applied")
+    args = p.parse_args(argv)
+    n = args.sessions or (2 if args.quick else 8)
+    turns = args.turns or (40 if args.quick else 60)
+    jobs = [(level, args.seed * 1000 + g, 2 if g % 2 == 0 else 3 + (g // 2) % 2, turns, args.arms)
+            for level in args.levels for g in range(n)]
+    started = time.perf_counter()
+    if args.jobs > 1:
+        with multiprocessing.Pool(args.jobs) as pool:
+            results = pool.map(run_one, jobs, chunksize=1)
+    else:
+        results = [run_one(j) for j in jobs]
+    print(f"game following: {n} sessions × {turns} turns per level (2, 3 and 4 players), seed {args.seed}, "
+          f"{'arms drawn at random' if args.arms == 'random' else 'the simulated arm (1 Hz, ζ 0.08)'}; "
+          f"{time.perf_counter() - started:.0f} s wall on {args.jobs} process(es)\n")
+    print("| level | physical turns | from the sensors alone | asked (answered right) | wrong moves | missed turns "
+          "| tips judged (of) | false tips | latency median / p95 s |")
+    print("|" + "---|" * 9)
+    ok = True
+    worst = []
+    total = Score()
+    for level in args.levels:
+        mine = [(s, info) for lv, s, info in results if lv == level]
+        s = Score()
+        for part, _ in mine:
+            s.add(part)
+        total.add(s)
+        lat = sorted(s.latencies)
+        med = statistics.median(lat) if lat else None
+        p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else None
+        print(f"| {level} | {s.physical} | {fmt(s.from_sensors_pct, '.1f')} % ({s.from_sensors}) "
+              f"| {s.asked} ({s.answered_right}) | {s.wrong} | {s.missed} | {s.tips_right} ({s.tips}) "
+              f"| {s.false_tips} | {fmt(med, '.2f')} / {fmt(p95, '.2f')} |")
+        ok &= s.wrong <= GOALS["wrong"] and (s.from_sensors_pct or 0) >= GOALS["from_sensors_pct"]
+        ok &= s.tips_right == s.tips and (med or 0) <= GOALS["latency_median_s"]
+        part, info = min(mine, key=lambda e: (e[0].from_sensors_pct or 0, -e[0].wrong))
+        worst.append((level, part, info))
+    print("\nworst session per level (fewest turns from the sensors alone):\n")
+    print("| level | seed | players | arm (Hz, ζ) | from the sensors | asked | wrong | missed | tips judged |")
+    print("|" + "---|" * 9)
+    for level, s, info in worst:
+        arm = "1.0, 0.08" if info["arm"] is None else f"{info['arm'][0]}, {info['arm'][1]}"
+        print(f"| {level} | {info['seed']} | {info['players']} | {arm} | {fmt(s.from_sensors_pct, '.1f')} % "
+              f"| {s.asked} | {s.wrong} | {s.missed} | {s.tips_right} of {s.tips} |")
+    same = total.same_bytes
+    print(f"\nreplays from the files that printed the bytes the players watched: {same} of {total.sessions}")
+    ok &= same == total.sessions
+    fast = [s for lv, s, _ in results if PROFILES[lv].rate_sps >= 80 and PROFILES[lv].cells >= 4]
+    if fast:
+        speed = sum(s.trace_s for s in fast) / sum(s.replay_s for s in fast)
+        rows = sum(s.rows for s in fast)
+        print(f"replay speed, 4 load cells at 80 SPS + 100 Hz accelerometer: {speed:.0f}× real time on one core "
+              f"({sum(s.replay_s for s in fast) / rows * 1e6:.1f} µs per row over {rows} rows; goal ≥ "
+              f"{GOALS['speed']:.0f}×)")
+        ok &= speed >= GOALS["speed"]
+    print("goals (no wrong move, ≥ 97 % of physical turns from the sensors alone, every tip judged, median latency "
+          f"≤ 1.5 s, replays exact, replay ≥ 50× real time): {'all met' if ok else 'NOT all met'}")
+    if args.show_wrong:
+        for _, s, _ in results:
+            for case in s.wrong_cases:
+                print("  wrong:", case)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,8 +48,7 @@ from companion.replay.simgame import move_matches, play_session  # noqa: E402
 from companion.sensing.calibration import render  # noqa: E402
 from companion.sensing.simtrace import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
-
-LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
+from sensing_accuracy import LEVELS, fmt  # noqa: E402  (bench/ is this script's folder)
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
 
 
@@ -151,10 +150,6 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
     info = {"seed": seed, "players": players, "made_s": made_s,
             "arm": None if arm is None else (round(arm.frequency_hz, 2), round(arm.damping, 3))}
     return level, s, info
-
-
-def fmt(v, spec: str) -> str:
-    return "–" if v is None else format(v, spec)
 
 
 def main(argv: list[str] | None = None) -> int:

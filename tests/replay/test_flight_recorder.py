@@ -63,6 +63,7 @@ def test_a_report_from_the_running_daemon_replays_event_for_event(daemon, tmp_pa
     client = create_app(c).test_client()
     players = Players(c, client, real_time_wait, seed=4)
     how = [players.turn() for _ in range(7)]
+    print("turns reached the game by", how)
     assert how.count("sensor") >= 3, how
     players.pause(1.0)
     r = client.get("/api/flight-recorder")

@@ -24,6 +24,7 @@ from companion.hardware.interfaces import SensorFault
 log = logging.getLogger(__name__)
 
 STEP_S = 0.005
+G_MM_S2 = 9810.0       # gravity: turns a torque in g·mm (gram-force) into g·mm²/s²
 
 
 @dataclass
@@ -45,12 +46,19 @@ class SimulatedTable:
     """The physical arm: pawns, angle, weight, contact with the board."""
 
     def __init__(self, model: Model, clock: Clock | None = None, *, arm_mass_g: float = 180.0,
-                 frequency_hz: float = 1.0, damping: float = 0.08, seed: int | None = None):
+                 frequency_hz: float = 1.0, damping: float = 0.08, seed: int | None = None,
+                 load_dependent: bool = True):
+        """`frequency_hz` and `damping` are the empty arm's swing. `load_dependent`: as on a real arm, every pawn
+        adds m·x² to the moment of inertia, so the swing slows as the arm fills and its damping ratio falls."""
         self.model = model
         self.clock = clock or Clock()
         self.arm_mass_g = arm_mass_g
         self.omega = 2 * math.pi * frequency_hz
         self.damping = damping
+        self.load_dependent = load_dependent
+        kappa = model.physics.kappa_gmm
+        self.arm_inertia = kappa * G_MM_S2 / self.omega ** 2          # g·mm², from ω² = κ·g / I
+        self._viscous = 2 * damping * self.omega * self.arm_inertia     # c, with 2ζω = c / I
         self.rng = random.Random(seed)
         self._lock = threading.Lock()
         self._pawns: list[tuple[str, str]] = []
@@ -59,11 +67,14 @@ class SimulatedTable:
         self._t = self.clock.now()
         self._theta = 0.0
         self._omega_now = 0.0
+        self._swing_for: list | None = None
+        self._swing = (self.omega ** 2, 2 * self.damping * self.omega)
 
     # --- what a player does
     def set_pawns(self, pawns: Iterable[tuple[str, str]], *, hand_s: float = 0.6, hand_force_g: float = 35.0,
-                  at_holder: str | None = None) -> None:
-        """The pawns on the arm become `pawns`, placed by a hand that presses on the arm for hand_s."""
+                  at_holder: str | None = None, at_x: float | None = None, change_at: float = 0.5) -> None:
+        """The pawns on the arm become `pawns`, placed by a hand that presses on the arm for hand_s (at the holder
+        `at_holder`, or at `at_x` mm); the pawns change `change_at` of the way through the press."""
         pawns = list(pawns)
         for holder, size in pawns:
             if holder not in self.model.by_id or size not in self.model.physics.pawn_mass_g:
@@ -74,9 +85,12 @@ class SimulatedTable:
             if hand_s <= 0:
                 self._pawns = pawns
                 return
-            x = self.model.by_id[at_holder].x_mm if at_holder else self._changed_x(pawns)
+            if at_x is not None:
+                x = at_x
+            else:
+                x = self.model.by_id[at_holder].x_mm if at_holder else self._changed_x(pawns)
             self._hands.append(_Hand(now, now + hand_s, x, hand_force_g))
-            self._pending.append((now + hand_s * 0.5, pawns))
+            self._pending.append((now + hand_s * change_at, pawns))
 
     def _changed_x(self, pawns: list[tuple[str, str]]) -> float:
         before, after = set(self._pawns), set(pawns)
@@ -97,6 +111,17 @@ class SimulatedTable:
             weight += f
         return torque, weight
 
+    def swing(self) -> tuple[float, float]:
+        """(ω², 2ζω) of the arm with the pawns on it now."""
+        if not self.load_dependent:
+            return self._swing
+        if self._swing_for is not self._pawns:
+            masses = self.model.physics.pawn_mass_g
+            inertia = self.arm_inertia + sum(masses[z] * self.model.by_id[h].x_mm ** 2 for h, z in self._pawns)
+            self._swing = (self.model.physics.kappa_gmm * G_MM_S2 / inertia, self._viscous / inertia)
+            self._swing_for = self._pawns
+        return self._swing
+
     def _advance(self, t: float) -> None:
         theta_max = math.radians(self.model.physics.theta_max_deg)
         kappa = self.model.physics.kappa_gmm
@@ -106,7 +131,8 @@ class SimulatedTable:
                 self._pawns = self._pending.pop(0)[1]
             torque, _ = self._torque(self._t)
             eq = math.asin(max(-1.0, min(1.0, torque / kappa)))
-            acc = self.omega ** 2 * (eq - self._theta) - 2 * self.damping * self.omega * self._omega_now
+            w2, damp = self.swing()
+            acc = w2 * (eq - self._theta) - damp * self._omega_now
             self._omega_now += acc * dt
             self._theta += self._omega_now * dt
             if abs(self._theta) >= theta_max:

@@ -25,7 +25,7 @@ from companion.atomic import write_atomic
 from companion.games.balance_model import Model, make_physics
 from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, TiltDebouncer
 from companion.sensing.inference import Geometry
-from companion.sensing.swing import fit_swing, refine_swing
+from companion.sensing.swing import ArmSwing, fit_swing, refine_swing
 from companion.sensing.toml_lines import locate
 
 Row = tuple[float, str, float]
@@ -66,8 +66,10 @@ class ArmCalibration:
     accel_noise_g: float | None = None
     kappa_gmm: float = 17000.0
     theta_max_deg: float = 10.0
-    swing_hz: float = DEFAULT_SWING_HZ
+    swing_hz: float = DEFAULT_SWING_HZ          # the empty arm's
     damping: float = DEFAULT_DAMPING
+    arm_inertia_gmm2: float | None = None       # the empty arm's moment of inertia; None: κ·g / ω² from swing_hz
+    swing_measured: bool = False                # swing_hz and damping come from a calibration, not the defaults
     holder_x: Mapping[str, float] = field(default_factory=dict)
     tilt_debounce_s: float = DEFAULT_TILT_DEBOUNCE_S
     accelerometer: bool = True
@@ -87,6 +89,10 @@ class ArmCalibration:
     def geometry(self, model: Model) -> Geometry:
         return Geometry.from_model(model, holder_x=self.holder_x, tip_torque=self.tip_torque)
 
+    def swing(self) -> ArmSwing:
+        """The arm's swing as physics (the prior the follower starts from)."""
+        return ArmSwing.empty(self.kappa_gmm, self.swing_hz, self.damping, self.arm_inertia_gmm2)
+
     def to_dict(self) -> dict:
         return {
             "source": self.source, "created": self.created,
@@ -95,7 +101,8 @@ class ArmCalibration:
             "accelerometer": {"axis": self.axis, "level_g": self.level_g, "noise_g": self.accel_noise_g}
             if self.accelerometer else None,
             "kappa_gmm": self.kappa_gmm, "theta_max_deg": self.theta_max_deg, "tip_torque": round(self.tip_torque, 1),
-            "swing_hz": self.swing_hz, "damping": self.damping, "holders": dict(self.holder_x),
+            "swing_hz": self.swing_hz, "damping": self.damping, "arm_inertia_gmm2": self.arm_inertia_gmm2,
+            "holders": dict(self.holder_x),
         }
 
 
@@ -163,7 +170,10 @@ def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None =
         if cal.accel_noise_g is not None:
             lines.append(f"noise_g = {f(cal.accel_noise_g, 6)}")
     lines += ["", "[arm]", f"kappa_gmm = {f(cal.kappa_gmm, 1)}", f"theta_max_deg = {f(cal.theta_max_deg, 3)}",
+              "# the empty arm's swing: a prior the follower corrects as pawns add to its moment of inertia",
               f"swing_hz = {f(cal.swing_hz, 4)}", f"damping = {f(cal.damping, 4)}"]
+    if cal.arm_inertia_gmm2 is not None:
+        lines.append(f"inertia_gmm2 = {f(cal.arm_inertia_gmm2, 0)}")
     if cal.holder_x:
         lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
         lines += [f"{h} = {f(x, 2)}" for h, x in cal.holder_x.items()]
@@ -200,6 +210,7 @@ class CalibrationFile:
     swing_hz: float | None
     damping: float | None
     holder_x: Mapping[str, float]
+    inertia_gmm2: float | None = None
     text: str = field(default="", repr=False)
 
 
@@ -289,11 +300,13 @@ def load_file(path: str | os.PathLike) -> CalibrationFile:
     arm = data.get("arm", {})
     if not isinstance(arm, Mapping):
         raise fail(None, "arm", "[arm] must be a table")
-    known(arm, "arm", {"kappa_gmm", "theta_max_deg", "swing_hz", "damping"})
+    known(arm, "arm", {"kappa_gmm", "theta_max_deg", "swing_hz", "damping", "inertia_gmm2"})
     kappa = number(arm, "arm", "kappa_gmm", check=lambda v: None if v > 0 else "must be greater than 0")
     theta = number(arm, "arm", "theta_max_deg", check=lambda v: None if 0 < v < 45 else "must be between 0 and 45")
     swing = number(arm, "arm", "swing_hz", check=lambda v: None if 0.05 <= v <= 20 else "must be from 0.05 to 20 Hz")
     damping = number(arm, "arm", "damping", check=lambda v: None if 0 <= v < 1 else "must be from 0 to below 1")
+    inertia = number(arm, "arm", "inertia_gmm2",
+                     check=lambda v: None if 1e3 <= v <= 1e10 else "must be from 1e3 to 1e10 g·mm²")
     holders = data.get("holders", {})
     if not isinstance(holders, Mapping):
         raise fail(None, "holders", "[holders] must be a table of holder = x_mm")
@@ -301,7 +314,7 @@ def load_file(path: str | os.PathLike) -> CalibrationFile:
     for h in holders:
         holder_x[h] = number(holders, "holders", h, check=lambda v: None if v != 0 else "must not be 0 (the pivot)")
     return CalibrationFile(str(p), created.isoformat(), model, known_mass, cells, axis, level, anoise, kappa, theta,
-                           swing, damping, holder_x, text)
+                           swing, damping, holder_x, inertia_gmm2=inertia, text=text)
 
 
 def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = None) -> ArmCalibration:
@@ -338,6 +351,8 @@ def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = 
         theta_max_deg=cf.theta_max_deg if cf.theta_max_deg is not None else base.theta_max_deg,
         swing_hz=cf.swing_hz if cf.swing_hz is not None else base.swing_hz,
         damping=cf.damping if cf.damping is not None else base.damping,
+        arm_inertia_gmm2=cf.inertia_gmm2 if cf.inertia_gmm2 is not None else base.arm_inertia_gmm2,
+        swing_measured=base.swing_measured or cf.swing_hz is not None,
         holder_x={**base.holder_x, **cf.holder_x},
         created=cf.created,
         source=f"{base.source} + {cf.path}",
@@ -545,9 +560,14 @@ def counts_per_gram(t: TareResult, rows: Sequence[Row], mass_g: float) -> dict[s
 @dataclass(frozen=True)
 class StiffnessResult:
     kappa_gmm: float
-    swing_hz: float
+    swing_hz: float          # as measured, with the weight on the arm
     damping: float
     sin_theta: float
+    swing_measured: bool = True       # False: the swing was too small to show its frequency (the defaults stand)
+
+    def empty_arm(self, mass_g: float, x_mm: float) -> ArmSwing:
+        """The empty arm's swing, from this one measured with `mass_g` at `x_mm` (which added m·x² to it)."""
+        return ArmSwing.measured(self.kappa_gmm, self.swing_hz, self.damping, mass_g * x_mm * x_mm)
 
 
 def stiffness(rows: Sequence[Row], *, axis: str, level_g: float, x_mm: float, mass_g: float,
@@ -572,7 +592,7 @@ def stiffness(rows: Sequence[Row], *, axis: str, level_g: float, x_mm: float, ma
     # trust the fitted swing only when it was big enough to show its frequency
     swing_ok = r.amplitude > 10 * r.noise
     return StiffnessResult(mass_g * x_mm / r.sin, r.swing_hz if swing_ok else swing_hz,
-                           r.damping if swing_ok else damping, r.sin)
+                           r.damping if swing_ok else damping, r.sin, swing_ok)
 
 
 def theta_max(rows: Sequence[Row], *, axis: str, level_g: float,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.games.balance_model import Model
+from companion.sensing.swing import ArmSwing
 from companion.sensing.calibration import (ArmCalibration, CalibrationRefused, CellCalibration, TareResult,
                                            counts_per_gram, holder_position, save, stiffness, tare, theta_max)
 
@@ -75,6 +76,7 @@ class CalibrationSession:
         self.cpg: dict[str, float] = {}
         self.kappa: float | None = None
         self.swing_hz: float | None = None
+        self.inertia: float | None = None          # the empty arm's moment of inertia, g·mm²
         self.damping: float | None = None
         self.theta_max_deg: float | None = None
         self.holder_x: dict[str, float] = {}
@@ -193,11 +195,18 @@ class CalibrationSession:
         cpg = counts_per_gram(self.tare_result, rows, mass_g)
         values: dict[str, Any] = {"counts_per_gram": {k: round(v, 2) for k, v in cpg.items()}}
         if self.base.accelerometer and self.tare_result.level_g is not None:
+            x_mm = self.model.by_id[holder].x_mm
             st = stiffness(rows, axis=self.base.axis, level_g=self.tare_result.level_g,
-                           x_mm=self.model.by_id[holder].x_mm, mass_g=mass_g, debounce_s=self.base.tilt_debounce_s)
-            self.kappa, self.swing_hz, self.damping = st.kappa_gmm, st.swing_hz, st.damping
-            values.update({"kappa_gmm": round(st.kappa_gmm, 1), "swing_hz": round(st.swing_hz, 3),
-                           "damping": round(st.damping, 3)})
+                           x_mm=x_mm, mass_g=mass_g, debounce_s=self.base.tilt_debounce_s)
+            self.kappa = st.kappa_gmm
+            if st.swing_measured:
+                # the weight added m·x² to the arm's moment of inertia: what is kept is the empty arm's swing
+                empty = st.empty_arm(mass_g, x_mm)
+                self.swing_hz, self.damping, self.inertia = empty.empty_hz, empty.empty_damping, empty.inertia_gmm2
+            values.update({"kappa_gmm": round(st.kappa_gmm, 1), "swing_hz": round(self.swing_hz or st.swing_hz, 3),
+                           "damping": round(self.damping if self.damping is not None else st.damping, 3)})
+            if self.inertia is not None:
+                values["inertia_gmm2"] = round(self.inertia)
         self.cpg = cpg
         return values
 
@@ -213,10 +222,14 @@ class CalibrationSession:
     def _finish_holder(self, rows: list[Row], *, mass_g: float, holder: str) -> dict:
         assert self.tare_result is not None and self.tare_result.level_g is not None
         kappa = self.kappa or self.base.kappa_gmm
+        x_model = self.model.by_id[holder].x_mm
+        empty = ArmSwing.empty(kappa, self.swing_hz or self.base.swing_hz,
+                               self.damping if self.damping is not None else self.base.damping,
+                               self.inertia or self.base.arm_inertia_gmm2)
+        omega, zeta = empty.at(mass_g * x_model * x_model)   # the weight slows the swing
         x = holder_position(rows, axis=self.base.axis, level_g=self.tare_result.level_g, kappa_gmm=kappa,
-                            mass_g=mass_g, expected_x=self.model.by_id[holder].x_mm, holder=holder,
-                            swing_hz=self.swing_hz or self.base.swing_hz, damping=self.damping or self.base.damping,
-                            debounce_s=self.base.tilt_debounce_s)
+                            mass_g=mass_g, expected_x=x_model, holder=holder,
+                            swing_hz=omega / (2 * math.pi), damping=zeta, debounce_s=self.base.tilt_debounce_s)
         self.holder_x[holder] = x
         return {"holder": holder, "x_mm": round(x, 1), "model_x_mm": self.model.by_id[holder].x_mm}
 
@@ -234,7 +247,9 @@ class CalibrationSession:
                 cal = replace(cal, level_g=t.level_g, accel_noise_g=t.accel_noise_g)
         if self.kappa is not None:
             cal = replace(cal, kappa_gmm=self.kappa, swing_hz=self.swing_hz or cal.swing_hz,
-                          damping=self.damping if self.damping is not None else cal.damping)
+                          damping=self.damping if self.damping is not None else cal.damping,
+                          arm_inertia_gmm2=self.inertia if self.inertia is not None else cal.arm_inertia_gmm2,
+                          swing_measured=cal.swing_measured or self.inertia is not None)
         if self.theta_max_deg is not None:
             cal = replace(cal, theta_max_deg=self.theta_max_deg)
         if self.holder_x:

@@ -11,7 +11,11 @@ trace's sensor names — and decides physical events as the arm settles:
    moment the hands are off: the weight is settled (HX711 settling included).
 3. The angle is not settled then — the arm swings for many seconds — so its rest
    value is fitted from the swing (swing.py), as soon as a fraction of a period
-   after the hands left. Resting on the board, the angle only says |τ| ≥ τ_tip.
+   after the hands left. The swing's frequency and damping are predicted from the
+   pawns on the arm (each adds m·x² to the moment of inertia of the calibrated empty
+   arm) — for the change being judged, from the pawns its likeliest explanation
+   leaves — and the prediction is corrected from long swings. Resting on the board,
+   the angle only says |τ| ≥ τ_tip.
 4. Every candidate change is scored against (ΔW, Δτ) (inference.py); the follower
    decides as soon as the best, with those it can never be told from, is sure
    enough, or after `max_wait_s` at the latest — then says whether it is ambiguous.
@@ -35,9 +39,12 @@ from companion.sensing.calibration import ArmCalibration
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
 from companion.sensing.inference import (Candidate, Measurement, Resolution, TrackedPawn, apply_candidate,
-                                         enumerate_candidates, judge, log_likelihood, model_torque,
+                                         enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
                                          move_candidates, nominal_pawns, rank, rank_beliefs)
-from companion.sensing.swing import fit_swing, refine_swing
+from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
+
+FAN_STEP = 0.01          # the swing fan's spacing in ω (1 %)
+FAN_MAX = 15
 
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
@@ -74,7 +81,8 @@ class FollowerSettings:
     min_fit_s: float = 0.25          # angle data needed after the hands left before a first guess
     max_wait_s: float = 3.0          # then decide with what there is
     min_touch_s: float = 0.12        # a disturbance shorter than this is no hand at all
-    remove_hold_s: float = 0.7       # a pawn taken off is often about to be put down elsewhere: wait for it
+    remove_hold_s: float = 1.0       # a pawn taken off is often about to be put down elsewhere: wait for it
+    gesture_gap_s: float = 1.0       # touches closer than this are one gesture (a move's lift and put-down)
     tip_deadline_s: float = 1.0      # a tip is reported with its change, or on its own after this long
     unexplained_s: float = 3.5       # settled but unexplained this long: report it and carry on from there
     eval_every_s: float = 0.1
@@ -97,8 +105,9 @@ def _mass_key(pawns: Iterable[TrackedPawn]) -> tuple:
     return tuple(sorted((p.holder, p.size, round(p.mass_g, 2)) for p in pawns))
 
 
-def _lone_removal(c: Candidate) -> bool:
-    return len(c.removed) == 1 and not c.added
+def _lighter(c: Candidate) -> bool:
+    """Pawns came off (a removal, or a beat): perhaps only lifted, to be put down a moment later."""
+    return len(c.removed) > len(c.added)
 
 
 class _Cell:
@@ -147,8 +156,12 @@ class ArmFollower:
         self.s_max = math.sin(math.radians(calibration.theta_max_deg))
         self.axis = calibration.axis if calibration.accelerometer else None
         self.level = calibration.level_g
-        self.omega = 2 * math.pi * calibration.swing_hz
-        self.zeta = calibration.damping
+        self.swing_model = calibration.swing()
+        # what the physics leaves out, learned from long swings: measured over predicted ω and ζ. Without a
+        # measured swing (no calibration) the prior may be far off, so the learning may range wider.
+        self.swing_scale = 1.0
+        self.zeta_scale = 1.0
+        self._scale_range = (0.7, 1.3) if calibration.swing_measured else (0.45, 2.2)
         self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
                                     c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
                       for c in calibration.cells}
@@ -277,8 +290,9 @@ class ArmFollower:
             pool, cands = move_candidates(self.geo, list(before), move)
             if len(pool) > len(before) or not self._fits(pool, cands):
                 continue  # in this account the move is impossible (its pawn is elsewhere, its holder full)
+            load = inertia_of(self.geo, pool)
             for c in cands:
-                ll = log_likelihood(c, m)[0]
+                ll = log_likelihood(c, m, 0.0, load)[0]
                 options.append((logw + ll, ll, pool, c))
         if not options:
             raise ValueError(f"the arm as sensed cannot have made that move ({move}); tell the follower the "
@@ -461,7 +475,14 @@ class ArmFollower:
         last = self.last_contact_t if self.tilt.seen else self.last_limit_t
         return max(self.t_off, last + 0.02)
 
-    def _fit(self, start: float, end: float, *, learn: bool = False):
+    def _swing(self, pawns: Sequence[TrackedPawn] | None = None) -> tuple[float, float]:
+        """(ω, ζ) of the arm carrying `pawns` (default: the likeliest account of those on it now)."""
+        x = self.geo.x
+        load = sum(p.mass_g * x[p.holder] ** 2 for p in (self.pawns if pawns is None else pawns))
+        omega, zeta = self.swing_model.at(load)
+        return omega * self.swing_scale, min(0.95, zeta * self.zeta_scale)
+
+    def _fit(self, start: float, end: float, *, learn: bool = False, pawns: Sequence[TrackedPawn] | None = None):
         ts, ss = [], []
         for t, s in self.angle:
             if start <= t <= end:
@@ -470,25 +491,30 @@ class ArmFollower:
         if not ts or ts[-1] - ts[0] < 0.05:
             return None, ts, ss
         noise = self.accel_noise.sigma
-        fit = fit_swing(ts, ss, self.omega, self.zeta, noise=noise)
+        omega, zeta = self._swing(pawns)
+        fit = fit_swing(ts, ss, omega, zeta, noise=noise)
         if fit is not None and fit.rms > 1.5 * noise and len(ts) >= 30:
             # a bounce off the board shorter than the switch's poll restarts the swing there:
             # fit again from after the last reading that came near the limit
             near = self.s_max - 4.0 * noise
             last = max((i for i, v in enumerate(ss) if abs(v) >= near), default=None)
             if last is not None and len(ts) - last > 20:
-                retry = fit_swing(ts[last + 2:], ss[last + 2:], self.omega, self.zeta, noise=noise)
+                retry = fit_swing(ts[last + 2:], ss[last + 2:], omega, zeta, noise=noise)
                 if retry is not None and retry.rms < fit.rms:
                     ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
-        if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / self.omega)
+        if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / omega)
                 and fit.amplitude > 20 * noise):
-            # the swing's frequency follows the pawns' moment of inertia, so learn it — but only from
-            # two periods or more: over a fraction of one, frequency and rest angle trade off freely
-            better = refine_swing(ts, ss, self.omega, self.zeta, noise=noise)
+            # learn what the prediction misses — but only from two periods or more: over a fraction of
+            # one, frequency and rest angle trade off freely
+            lo, hi = self._scale_range
+            span = 0.15 if self._scale_range[1] < 1.5 else 0.5
+            better = refine_swing(ts, ss, omega, zeta, noise=noise, span=span)
             if better is not None and better.rms < 0.95 * fit.rms:
-                w0 = 2 * math.pi * self.cal.swing_hz
-                self.omega = min(1.3 * w0, max(0.7 * w0, self.omega + 0.3 * (better.omega - self.omega)))
-                self.zeta = min(0.5, max(0.0, self.zeta + 0.3 * (better.zeta - self.zeta)))
+                base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
+                self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w - self.swing_scale)))
+                if base_z > 1e-6:
+                    z_scale = min(3.0, max(0.3, better.zeta / base_z))
+                    self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
                 fit = better
         return fit, ts, ss
 
@@ -551,30 +577,41 @@ class ArmFollower:
         if board:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
         else:
-            fit, _, _ = self._fit(self._free_since(), cut, learn=True)
+            fit, ts, ss = self._fit(self._free_since(), cut, learn=True)
             if fit is not None and fit.n >= 20:
                 self.tau0 = self.kappa * fit.rest
                 self.var_tau0 = (self.kappa * fit.rest_sigma) ** 2
                 self._track_torque_zero(self.tau0, self.var_tau0)
-                self._reweigh_beliefs(self.tau0, self.var_tau0, self.w0, self.var_w0)
+                long = None
+                if any(b.via is not None for b in self.beliefs):
+                    # each account judged at its own swing, over the whole settled spell
+                    long = self._fan(ts, ss, loads=[inertia_of(self.geo, b.pawns) for b in self.beliefs])
+                self._reweigh_beliefs(self.tau0, self.var_tau0, self.w0, self.var_w0, long)
             elif self.tau_settled is not None:
                 self.tau0, self.var_tau0 = self.tau_settled, self.var_tau_settled
             else:
                 self.tau0, self.var_tau0 = self._no_angle()
 
-    def _reweigh_beliefs(self, tau: float, var_tau: float, w: float, var_w: float) -> None:
+    def _reweigh_beliefs(self, tau: float, var_tau: float, w: float, var_w: float, long=None) -> None:
         """The arm has rested since the last change: judge that change again with the whole settled spell
-        (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left."""
+        (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left.
+        `long` is (SwingFan, best fit) of that spell, across the accounts' own swings."""
         changed = False
         for b in self.beliefs:
             m = b.via_measurement
             if b.via is None or m is None:
                 continue
-            better = replace(m, tau1=tau, var_tau1=var_tau) if var_tau < m.var_tau1 else m
+            better = m
+            if long is not None and long[1].rest_sigma * self.kappa < math.sqrt(m.var_tau1):
+                better = replace(m, tau1=self.kappa * long[1].rest, var_tau1=(self.kappa * long[1].rest_sigma) ** 2,
+                                 fan=long[0], swing=self._predictor())
+            elif var_tau < m.var_tau1:
+                better = replace(m, tau1=tau, var_tau1=var_tau, fan=None)
             w_before, var_before = self._w_before_change
             if var_w + var_before < m.var_dw:
                 better = replace(better, dw=w - w_before, var_dw=var_w + var_before)
-            ll = log_likelihood(b.via, better)[0]
+            load = inertia_of(self.geo, b.pawns) - b.via.d_inertia
+            ll = log_likelihood(b.via, better, 0.0, load)[0]
             b.log_weight += ll - b.via_ll
             b.via = b.via_measurement = None
             changed = True
@@ -658,11 +695,12 @@ class ArmFollower:
     def _emit(self, events: Sequence[ArmEvent]) -> None:
         self._new.extend(events)
 
-    def _measure_after(self, t: float, final: bool, *, board_state: tuple[int, bool] | None = None
-                       ) -> tuple[Measurement | None, int]:
+    def _measure_after(self, t: float, final: bool, *, board_state: tuple[int, bool] | None = None,
+                       pawns: Sequence[TrackedPawn] | None = None) -> tuple[Measurement | None, int]:
         board, ready = board_state or self._board(t)
         if not ready and not final:
             return None, board
+        fan = pred = None
         w1, var1 = self._window_weight(t, settled_from=self.quiet_since)
         if board:
             tau1, var_tau1 = board * self.geo.tip_torque, 0.0
@@ -672,7 +710,12 @@ class ArmFollower:
             start = self._free_since()
             if t - start < self.s.min_fit_s and not final:
                 return None, board
-            fit, _, _ = self._fit(start, t)
+            fit, ts, ss = self._fit(start, t, pawns=pawns)
+            if fit is not None:
+                made = self._fan(ts, ss)
+                if made is not None:
+                    fan, fit = made
+                    pred = self._predictor()
             if fit is None or (fit.rms > 1.5 * self.accel_noise.sigma and fit.n >= 30):
                 # too little swing yet, or one the model does not follow (a bounce off the board): wait
                 if not final:
@@ -689,8 +732,31 @@ class ArmFollower:
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
-                        self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque)
+                        self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
+                        fan if not board else None, pred)
         return m, board
+
+    def _predictor(self) -> SwingPredictor:
+        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale)
+
+    def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):
+        """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave:
+        (SwingFan, best fit), or None."""
+        if loads is None:
+            lo = hi = None
+            for b in self.beliefs:
+                base = inertia_of(self.geo, b.pawns)
+                d = [c.d_inertia for c in b.candidates]
+                lo = base + min(d) if lo is None else min(lo, base + min(d))
+                hi = base + max(d) if hi is None else max(hi, base + max(d))
+        else:
+            lo, hi = min(loads), max(loads)
+        pred = self._predictor()
+        w_hi = pred.at(lo)[0] * (1 + FAN_STEP / 2)
+        w_lo = pred.at(hi)[0] * (1 - FAN_STEP / 2)
+        n = min(FAN_MAX, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
+        omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
+        return fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
 
     def _evaluate(self, t: float) -> None:
         since = t - self.t_off
@@ -706,35 +772,43 @@ class ArmFollower:
             return
         # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
         final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
-        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
         verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at)
-        if verdict.decided and _lone_removal(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+        if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             return
         if verdict.decided:
             self._decide(t, verdict, m, board, pairs)
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
 
-    def _belief_table(self) -> list[tuple[float, list[Candidate], float]]:
+    def _rank(self, t: float, m: Measurement, board_state, final: bool):
+        """Candidates ranked against `m` (each at the swing it would leave, when `m` has a fan)."""
+        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        return ranked, pairs, m
+
+    def _belief_table(self) -> list[tuple[float, list[Candidate], float, float]]:
+        """Per belief: log weight, candidates, torque shift (on the board beforehand, the torque before is
+        each belief's own), Σ m·x² of its pawns."""
+        geo = self.geo
         if not self.board0:
-            return [(b.log_weight, b.candidates, 0.0) for b in self.beliefs]
-        # on the board beforehand, the torque before is each belief's own
-        return [(b.log_weight, b.candidates, model_torque(self.geo, b.pawns)[0] - self.tau0) for b in self.beliefs]
+            return [(b.log_weight, b.candidates, 0.0, inertia_of(geo, b.pawns)) for b in self.beliefs]
+        return [(b.log_weight, b.candidates, model_torque(geo, b.pawns)[0] - self.tau0, inertia_of(geo, b.pawns))
+                for b in self.beliefs]
 
     def _decide_interrupted(self, ts: float) -> None:
         """A hand arrived while the last quiet spell was still being judged: judge it now, if it can be."""
         cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
         since = cut - self.t_off
-        if since < self.s.min_fit_s:
-            return
+        if since < self.s.min_fit_s or ts - self.t_off < self.s.gesture_gap_s:
+            return      # a pause within one gesture (a pawn in the air between lift and put-down): judged as one
         m, board = self._measure_after(cut, True, board_state=self._last_board)
         if m is None:
             return
-        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        ranked, pairs, m = self._rank(cut, m, self._last_board, True)
         # cut short by a hand, the quiet spell must explain itself well (a resting hand fits poorly)
         verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0)
         if verdict.decided:
-            if _lone_removal(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+            if _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
                 return      # lifted and put down elsewhere: one move, judged when it is down
             self._decide(ts, verdict, m, board, pairs)
         elif since >= 1.0:
@@ -802,7 +876,7 @@ class ArmFollower:
             if occ in merged:
                 merged[occ][0] += pr.weight
             else:
-                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2])[0]
+                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2], table[pr.hypothesis][3])[0]
                 merged[occ] = [pr.weight, pawns, pr.candidate, ll]
             if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
                 break

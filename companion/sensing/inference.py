@@ -79,6 +79,12 @@ class TrackedPawn:
     sigma_g: float
 
 
+def inertia_of(geo: Geometry, pawns: Iterable[TrackedPawn]) -> float:
+    """Σ m·x² of the pawns: what they add to the arm's moment of inertia (g·mm²)."""
+    x = geo.x
+    return sum(p.mass_g * x[p.holder] ** 2 for p in pawns)
+
+
 def nominal_pawns(geo: Geometry, pawns: Iterable[tuple[str, str]]) -> list[TrackedPawn]:
     """Pawns declared from outside (the game): nominal mass, configured spread."""
     out = []
@@ -115,6 +121,7 @@ class Candidate:
     c_ww: float = 0.0
     c_wt: float = 0.0
     c_tt: float = 0.0
+    d_inertia: float = 0.0                      # what it adds to the arm's moment of inertia, Σ m·x² (g·mm²)
     # how to apply it to the tracked pawns: indices removed, index moved and where, sizes placed
     take: tuple[int, ...] = field(default=(), compare=False)
     relocate: tuple[int, str] | None = field(default=None, compare=False)
@@ -168,7 +175,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
            **desc: Any) -> Candidate:
     """Prediction for taking pawns `take`, moving pawn `relocate`, placing new pawns `put`."""
     x = geo.x
-    mw = mt = cww = cwt = ctt = 0.0
+    mw = mt = cww = cwt = ctt = di = 0.0
     removed, added = [], []
     for i in take:
         p = pawns[i]
@@ -176,6 +183,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         v = p.sigma_g * p.sigma_g
         mw -= p.mass_g
         mt -= gx * p.mass_g
+        di -= p.mass_g * gx * gx
         cww += v
         cwt += gx * v
         ctt += gx * gx * v
@@ -185,6 +193,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         p = pawns[i]
         dx = x[dest] - x[p.holder]
         mt += dx * p.mass_g
+        di += p.mass_g * (x[dest] ** 2 - x[p.holder] ** 2)
         ctt += dx * dx * p.sigma_g * p.sigma_g
         removed.append((p.holder, p.size))
         added.append((dest, p.size))
@@ -194,13 +203,14 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         v = geo.mass_sigma[size] ** 2
         mw += m
         mt += gx * m
+        di += m * gx * gx
         cww += v
         cwt += gx * v
         ctt += gx * gx * v
         added.append((holder, size))
     rem, add = _net(removed, added)
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     take=tuple(take), relocate=relocate, put=tuple(put), **desc)
+                     d_inertia=di, take=tuple(take), relocate=relocate, put=tuple(put), **desc)
 
 
 def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
@@ -267,6 +277,11 @@ class Measurement:
     torque of the pawns then on it), `tau1` after. `censored1` is +1/-1 when the arm
     rests on the board on that side afterwards (only |τ| ≥ τ_tip is then known).
     A missing accelerometer gives infinite torque variances: weight alone decides.
+
+    `fan` (with `swing`, which predicts the arm's ω from its Σ m·x²) holds the swing after the
+    change fitted at a range of frequencies: a candidate is then judged by the rest torque at the
+    frequency it would leave the arm swinging at, and by how well that frequency fits the swing
+    itself. `tau1` is then the rest at the frequency that fits best.
     """
 
     dw: float
@@ -280,12 +295,14 @@ class Measurement:
     tip_var: float = 0.0
     rel_w: float = 0.005
     rel_t: float = 0.01
+    fan: Any = field(default=None, compare=False, repr=False)
+    swing: Any = field(default=None, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
         return Measurement(self.dw + later.dw, self.var_dw + later.var_dw, self.tau0, self.var_tau0,
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
-                           max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t))
+                           max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing)
 
     def to_dict(self) -> dict:
         return {
@@ -297,12 +314,21 @@ class Measurement:
         }
 
 
-def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0) -> tuple[float, float]:
+FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
+
+
+def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
+                   load: float | None = None) -> tuple[float, float]:
     """(log-likelihood, squared Mahalanobis distance) of `m` if `c` happened.
 
     `shift` moves the torque before: when the arm rested on the board beforehand, that
-    torque comes from the pawns believed on it, and each belief has its own.
+    torque comes from the pawns believed on it, and each belief has its own. `load` is the Σ m·x²
+    of those pawns: with it (and a swing fan in `m`), the candidate is judged at its own swing.
     """
+    tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
+    if m.fan is not None and load is not None and not m.censored1:
+        tau1, var1, rss = m.fan.at(m.swing.at(load + c.d_inertia)[0])
+        freq_ll = -0.5 * (rss - m.fan.rss_min) / (m.fan.noise2 * FREQ_TEMPER)
     rw = m.dw - c.mean_w
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
     if m.censored1:
@@ -312,18 +338,18 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0) -> tuple[fl
         lt = _log_phi(z) if math.isfinite(var) else 0.0
         d2w = rw * rw / sww
         return -0.5 * d2w - 0.5 * math.log(sww) + lt, d2w + (z * z if z < 0 else 0.0)
-    stt = c.c_tt + m.var_tau0 + m.var_tau1 + (m.rel_t * c.mean_t) ** 2
+    stt = c.c_tt + m.var_tau0 + var1 + (m.rel_t * c.mean_t) ** 2
     if not math.isfinite(stt):
         d2 = rw * rw / sww
         return -0.5 * d2 - 0.5 * math.log(sww), d2
-    rt = (m.tau1 - m.tau0 - shift) - c.mean_t
+    rt = (tau1 - m.tau0 - shift) - c.mean_t
     swt = c.c_wt
     det = sww * stt - swt * swt
     if det <= 0:
         det = sww * stt
         swt = 0.0
     d2 = (rw * rw * stt - 2 * rw * rt * swt + rt * rt * sww) / det
-    return -0.5 * d2 - 0.5 * math.log(det), d2
+    return -0.5 * d2 - 0.5 * math.log(det) + freq_ll, d2
 
 
 @dataclass(frozen=True)
@@ -367,16 +393,17 @@ def rank(cands: Sequence[Candidate], m: Measurement) -> list[Scored]:
     return rank_beliefs([(0.0, cands, 0.0)], m)[0]
 
 
-def rank_beliefs(beliefs: Sequence[tuple[float, Sequence[Candidate], float]], m: Measurement
-                 ) -> tuple[list[Scored], list[Pair]]:
-    """Score every candidate of every belief (log-weight, candidates, torque shift) against `m`.
+def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored], list[Pair]]:
+    """Score every candidate of every belief (log-weight, candidates, torque shift[, Σ m·x²]) against `m`.
 
     Returns the net changes best first — each with the probability of all the ways it
     can happen, explained by its likeliest way — and every (belief, candidate) pair
     with its probability, from which the follower carries its beliefs forward.
     """
     scores: list[tuple[float, float, int, Candidate]] = []
-    for hi, (logw, cands, shift) in enumerate(beliefs):
+    for hi, entry in enumerate(beliefs):
+        logw, cands, shift = entry[0], entry[1], entry[2]
+        load = entry[3] if len(entry) > 3 else None
         counts: dict[str, int] = {}
         for c in cands:
             counts[c.kind] = counts.get(c.kind, 0) + 1
@@ -388,7 +415,7 @@ def rank_beliefs(beliefs: Sequence[tuple[float, Sequence[Candidate], float]], m:
             if rw * rw > 400.0 * sww:
                 ll, d2 = -0.5 * rw * rw / sww - 0.5 * math.log(sww), rw * rw / sww
             else:
-                ll, d2 = log_likelihood(c, m, shift)
+                ll, d2 = log_likelihood(c, m, shift, load)
             scores.append((logw + ll + prior[c.kind], d2, hi, c))
     top = max(sc[0] for sc in scores)
     total = 0.0
@@ -584,8 +611,10 @@ def match_moves(change: Any, moves: Sequence[Mapping[str, Any]], *, fit_d2: floa
     scored = []
     for mv in moves:
         best = None
-        for c in move_candidates(geo, pawns, mv)[1]:
-            ll, d2 = log_likelihood(c, m)
+        pool, cands = move_candidates(geo, pawns, mv)
+        load = inertia_of(geo, pool)
+        for c in cands:
+            ll, d2 = log_likelihood(c, m, 0.0, load)
             if best is None or ll > best[0]:
                 best = (ll, d2)
         scored.append((best[0], best[1], dict(mv)))

@@ -1,7 +1,7 @@
 """What a follower has learned, as plain data: to start a fresh follower where an old one left off.
 
-A follower learns as a game goes on: each load cell's and the accelerometer's noise, the
-swing's frequency and damping, the zero's drift, the mass of every pawn it weighed, and which
+A follower learns as a game goes on: each load cell's and the accelerometer's noise, how the
+swing's frequency and damping differ from what the physics predicts, the zero's drift, the mass of every pawn it weighed, and which
 accounts of the pawns are still open. `memory_of` writes that down as JSON-safe data;
 `resume` builds a new follower that starts with it (its buffers empty, as at start-up).
 
@@ -31,8 +31,8 @@ def memory_of(f: ArmFollower) -> dict:
     pending = f._weigh_pending
     return {
         "version": VERSION,
-        "omega": f.omega,
-        "zeta": f.zeta,
+        "swing_scale": f.swing_scale,
+        "zeta_scale": f.zeta_scale,
         "cells": {c.name: {"noise_mad": c.noise._mad, "dt": c.dt} for c in f._cell_list},
         "accel_noise_mad": f.accel_noise._mad,
         "zero_w": f.zero_w,
@@ -58,14 +58,14 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError("follower memory must be an object")
     if memory.get("version") != VERSION:
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
-    unknown = sorted(set(memory) - {"version", "omega", "zeta", "cells", "accel_noise_mad", "zero_w", "zero_t",
-                                    "weighed", "beliefs", "weigh_pending"})
+    unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
+                                    "zero_t", "weighed", "beliefs", "weigh_pending"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
     geo = f.geo
-    f.omega = _number(memory, "omega", "", low=0.01, high=200.0)
-    f.zeta = _number(memory, "zeta", "", low=0.0, high=1.0)
+    f.swing_scale = _number(memory, "swing_scale", "", low=0.1, high=10.0)
+    f.zeta_scale = _number(memory, "zeta_scale", "", low=0.01, high=100.0)
     cells = memory.get("cells")
     if not isinstance(cells, Mapping) or sorted(cells) != sorted(f.cells):
         raise ValueError(f"follower memory: cells must be the calibration's load cells ({', '.join(sorted(f.cells))})")

@@ -193,7 +193,7 @@ class SensorSim:
             axis="ax", level_g=self.level,
             kappa_gmm=phys.kappa_gmm if kappa_gmm is None else kappa_gmm,
             theta_max_deg=phys.theta_max_deg if theta_max_deg is None else theta_max_deg,
-            swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping,
+            swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping, swing_measured=True,
             source=f"simulated sensors ({self.p.name})")
 
     def run(self, seconds: float) -> list[Row]:
@@ -335,16 +335,21 @@ class Action:
 
 @dataclass(frozen=True)
 class ArmStyle:
-    """The simulated arm itself: its swing (frequency and damping ratio, empty) and its own mass."""
+    """The simulated arm itself: its swing (frequency and damping ratio, empty), its own mass, whether the swing
+    follows the load (each pawn adds m·x² to the moment of inertia), and how much like pawns differ in mass."""
 
     frequency_hz: float = 1.0
     damping: float = 0.08
     arm_mass_g: float = 180.0
+    load_dependent: bool = True
+    pawn_sigma_g: float | None = None     # None: the model's mass_sigma_g
 
     @classmethod
     def drawn(cls, rng: random.Random) -> "ArmStyle":
-        """An arm drawn over the range real tables have (0.6-2 Hz, damping ratio 0.05-0.3)."""
-        return cls(rng.uniform(0.6, 2.0), rng.uniform(0.05, 0.3), rng.uniform(120.0, 260.0))
+        """An arm drawn over the range real tables have: 0.6-2 Hz empty, damping ratio 0.05-0.3, the swing slowing
+        as the arm fills, like pawns differing by σ 0.05-0.12 g."""
+        return cls(rng.uniform(0.6, 2.0), rng.uniform(0.05, 0.3), rng.uniform(120.0, 260.0), True,
+                   rng.uniform(0.05, 0.12))
 
 
 @dataclass
@@ -356,6 +361,15 @@ class HandStyle:
     lift_gap_s: tuple[float, float] = (0.0, 0.0)    # a moved pawn held off the arm this long (0: one gesture)
     long_press_share: float = 0.05                   # now and then a hand rests on the arm much longer
     long_press_s: tuple[float, float] = (1.5, 2.5)
+    gap_share: float = 0.5                           # of the moves with a lift gap, how many have one
+    x_jitter_mm: float = 0.0                         # a finger lands this far either side of the holder
+    change_at: tuple[float, float] = (0.5, 0.5)      # when in the press the pawn arrives or leaves
+
+    @classmethod
+    def players(cls) -> "HandStyle":
+        """Real players: 20-150 gf for 0.4-1.2 s anywhere on the holder; a move is two touches 0.2-0.6 s apart."""
+        return cls(duration_s=(0.4, 1.2), force_g=(20.0, 150.0), lift_gap_s=(0.2, 0.6), gap_share=1.0,
+                   x_jitter_mm=8.0, change_at=(0.3, 0.7))
 
 
 class TableScript:
@@ -369,9 +383,9 @@ class TableScript:
         self.profile = PROFILES[profile] if isinstance(profile, str) else profile
         self.rng = random.Random(seed)
         self.clock = FakeClock(0.0)
-        arm = arm or ArmStyle()
+        self.arm = arm = arm or ArmStyle()
         self.table = SimulatedTable(model, self.clock, seed=seed, frequency_hz=arm.frequency_hz, damping=arm.damping,
-                                    arm_mass_g=arm.arm_mass_g)
+                                    arm_mass_g=arm.arm_mass_g, load_dependent=arm.load_dependent)
         pawns = list(pawns)
         if pawns:
             self.table.set_pawns(pawns, hand_s=0)
@@ -391,7 +405,7 @@ class TableScript:
     def _new_deviation(self, size: str) -> float:
         if not self.mass_spread:
             return 0.0
-        sigma = self.model.physics.mass_sigma_g[size]
+        sigma = self.arm.pawn_sigma_g if self.arm.pawn_sigma_g is not None else self.model.physics.mass_sigma_g[size]
         return max(-3 * sigma, min(3 * sigma, self.rng.gauss(0.0, sigma)))
 
     def _schedule(self, clock_t: float, pawns: Sequence[tuple[str, str]], dev: Sequence[float]) -> None:
@@ -440,20 +454,24 @@ class TableScript:
         start = self.now
         end = start
         prev_mid = -math.inf
+        hands = self.hands
         for i, (pawns, holder, dev) in enumerate(phases):
             dur, force = self._hand()
             t_here = self.now
-            mid = t_here + dur / 2
+            lo, hi = hands.change_at
+            at = lo if lo == hi else self.rng.uniform(lo, hi)    # no draw when fixed: old seeds make old sessions
+            mid = t_here + dur * at
             if mid <= prev_mid:
-                dur = 2 * (prev_mid - t_here) + 0.05
-                mid = t_here + dur / 2
-            self.table.set_pawns(pawns, hand_s=dur, hand_force_g=force, at_holder=holder)
-            self._schedule(self.clock.now() + dur / 2, pawns, dev)
+                dur = (prev_mid - t_here) / at + 0.05
+                mid = t_here + dur * at
+            x = self.model.by_id[holder].x_mm + (self.rng.uniform(-1, 1) * hands.x_jitter_mm if hands.x_jitter_mm else 0)
+            self.table.set_pawns(pawns, hand_s=dur, hand_force_g=force, at_x=x, change_at=at)
+            self._schedule(self.clock.now() + dur * at, pawns, dev)
             prev_mid = mid
             end = max(end, t_here + dur)
             if i + 1 < len(phases):
-                gap_lo, gap_hi = self.hands.lift_gap_s
-                if gap_hi > 0 and self.rng.random() < 0.5:
+                gap_lo, gap_hi = hands.lift_gap_s
+                if gap_hi > 0 and self.rng.random() < hands.gap_share:
                     # the pawn leaves the arm with the hand and comes back a moment later
                     self.wait(max(0.0, end - self.now) + self.rng.uniform(gap_lo, gap_hi))
                 else:

@@ -9,6 +9,14 @@ hands off, the angle follows a damped oscillation about its rest value exactly:
 so for a given (ω, ζ) the rest value c is a linear least-squares fit with three
 unknowns. A fit over part of one period already separates holders; its own
 covariance says how far to trust it, which is what the inference weighs.
+
+Over part of a period the rest value and the frequency trade off, so ω must be
+known well — and on a real arm it is not a constant: the arm is a pendulum whose
+restoring torque is κ·sin θ (gram-force mm) and whose moment of inertia is the
+empty arm's plus m·x² for every pawn on it, so ω² = κ·g / I falls as the arm
+fills; a viscous loss c gives 2ζω = c / I, so ζ falls with it. `ArmSwing` holds
+that physics (calibrated on the empty arm); the follower predicts each swing from
+the pawns it tracks and corrects the prediction from the swings it sees.
 """
 
 from __future__ import annotations
@@ -18,6 +26,47 @@ from dataclasses import dataclass
 from typing import Sequence
 
 MIN_SAMPLES = 8
+G_MM_S2 = 9810.0        # gravity, so that κ in g·mm (gram-force) over I in g·mm² gives 1/s²
+
+
+@dataclass(frozen=True)
+class ArmSwing:
+    """The arm as a pendulum: κ (g·mm), the empty arm's moment of inertia (g·mm²) and its viscous damping c
+    (g·mm²/s, with 2ζω = c / I)."""
+
+    kappa_gmm: float
+    inertia_gmm2: float
+    viscous: float
+
+    @classmethod
+    def empty(cls, kappa_gmm: float, swing_hz: float, damping: float,
+              inertia_gmm2: float | None = None) -> "ArmSwing":
+        """From the empty arm's swing (its inertia from ω² = κ·g / I unless measured)."""
+        omega = 2 * math.pi * swing_hz
+        inertia = inertia_gmm2 if inertia_gmm2 else kappa_gmm * G_MM_S2 / omega ** 2
+        omega = math.sqrt(kappa_gmm * G_MM_S2 / inertia)
+        return cls(kappa_gmm, inertia, 2 * damping * omega * inertia)
+
+    @classmethod
+    def measured(cls, kappa_gmm: float, swing_hz: float, damping: float, load_gmm2: float) -> "ArmSwing":
+        """From a swing measured with `load_gmm2` of Σ m·x² on the arm (the calibration's known weight)."""
+        omega = 2 * math.pi * swing_hz
+        total = kappa_gmm * G_MM_S2 / omega ** 2
+        return cls(kappa_gmm, max(total - load_gmm2, 0.05 * total), 2 * damping * omega * total)
+
+    def at(self, load_gmm2: float) -> tuple[float, float]:
+        """(ω rad/s, ζ) with `load_gmm2` of Σ m·x² on the arm."""
+        inertia = self.inertia_gmm2 + max(0.0, load_gmm2)
+        omega = math.sqrt(self.kappa_gmm * G_MM_S2 / inertia)
+        return omega, min(0.95, self.viscous / (2.0 * inertia * omega))
+
+    @property
+    def empty_hz(self) -> float:
+        return self.at(0.0)[0] / (2 * math.pi)
+
+    @property
+    def empty_damping(self) -> float:
+        return self.at(0.0)[1]
 
 
 @dataclass(frozen=True)
@@ -130,3 +179,77 @@ def refine_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: f
     w = golden(lambda x: rms_at(x, zeta), omega * (1 - span), omega * (1 + span))
     z = golden(lambda x: rms_at(w, x), 0.005, min(0.5, max(0.05, zeta * 3)))
     return fit_swing(ts, ss, w, z, noise=noise)
+
+
+@dataclass(frozen=True)
+class SwingPredictor:
+    """The arm's swing as the follower predicts it now: the physics, times what it has learned the physics
+    leaves out (`scale` on ω, `zeta_scale` on ζ)."""
+
+    swing: ArmSwing
+    scale: float = 1.0
+    zeta_scale: float = 1.0
+
+    def at(self, load_gmm2: float) -> tuple[float, float]:
+        omega, zeta = self.swing.at(load_gmm2)
+        return omega * self.scale, min(0.95, zeta * self.zeta_scale)
+
+    def zeta_for(self, omega: float) -> float:
+        """ζ of the arm when it swings at ω (the load that gives that ω)."""
+        base = omega / self.scale
+        inertia = self.swing.kappa_gmm * G_MM_S2 / (base * base)
+        return min(0.95, self.swing.viscous / (2.0 * inertia * base) * self.zeta_scale)
+
+
+@dataclass(frozen=True)
+class SwingFan:
+    """One swing fitted at several frequencies (ascending): the rest torque, its variance and the residual sum
+    of squares at each. Between them, values are interpolated; `noise2` is the per-sample variance residuals
+    are judged by."""
+
+    omegas: tuple[float, ...]
+    taus: tuple[float, ...]
+    tau_vars: tuple[float, ...]
+    rss: tuple[float, ...]
+    noise2: float
+    best: int                 # the frequency that fits best
+
+    @property
+    def rss_min(self) -> float:
+        return self.rss[self.best]
+
+    def at(self, omega: float) -> tuple[float, float, float]:
+        """(rest torque, its variance, residual) at ω; beyond the range, the nearest end's."""
+        w = self.omegas
+        if omega <= w[0]:
+            return self.taus[0], self.tau_vars[0], self.rss[0]
+        if omega >= w[-1]:
+            return self.taus[-1], self.tau_vars[-1], self.rss[-1]
+        lo, hi = 0, len(w) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if w[mid] <= omega:
+                lo = mid
+            else:
+                hi = mid
+        u = (omega - w[lo]) / (w[hi] - w[lo])
+        return (self.taus[lo] + u * (self.taus[hi] - self.taus[lo]),
+                self.tau_vars[lo] + u * (self.tau_vars[hi] - self.tau_vars[lo]),
+                self.rss[lo] + u * (self.rss[hi] - self.rss[lo]))
+
+
+def fan_fit(ts: Sequence[float], ss: Sequence[float], omegas: Sequence[float], zetas: Sequence[float],
+            kappa: float, *, noise: float) -> tuple[SwingFan, SwingFit] | None:
+    """The swing fitted at each (ω, ζ): a SwingFan of rest torques, and the best single fit."""
+    fits = []
+    for w, z in zip(omegas, zetas):
+        f = fit_swing(ts, ss, w, z, noise=noise)
+        if f is None:
+            return None
+        fits.append(f)
+    rss = [f.rms * f.rms * max(1, f.n - 3) for f in fits]
+    best = min(range(len(fits)), key=lambda i: rss[i])
+    noise2 = max(noise, fits[best].rms) ** 2
+    fan = SwingFan(tuple(omegas), tuple(kappa * f.rest for f in fits), tuple((kappa * f.rest_sigma) ** 2 for f in fits),
+                   tuple(rss), noise2, best)
+    return fan, fits[best]

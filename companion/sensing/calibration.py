@@ -169,11 +169,13 @@ def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None =
         lines += ["", "[accelerometer]", f"axis = {_q(cal.axis)}", f"level_g = {f(cal.level_g, 6)}"]
         if cal.accel_noise_g is not None:
             lines.append(f"noise_g = {f(cal.accel_noise_g, 6)}")
-    lines += ["", "[arm]", f"kappa_gmm = {f(cal.kappa_gmm, 1)}", f"theta_max_deg = {f(cal.theta_max_deg, 3)}",
-              "# the empty arm's swing: a prior the follower corrects as pawns add to its moment of inertia",
-              f"swing_hz = {f(cal.swing_hz, 4)}", f"damping = {f(cal.damping, 4)}"]
-    if cal.arm_inertia_gmm2 is not None:
-        lines.append(f"inertia_gmm2 = {f(cal.arm_inertia_gmm2, 0)}")
+    lines += ["", "[arm]", f"kappa_gmm = {f(cal.kappa_gmm, 1)}", f"theta_max_deg = {f(cal.theta_max_deg, 3)}"]
+    if cal.swing_measured:
+        # written only when measured: without it the follower knows the swing is a guess
+        lines += ["# the empty arm's swing: a prior the follower corrects as pawns add to its moment of inertia",
+                  f"swing_hz = {f(cal.swing_hz, 4)}", f"damping = {f(cal.damping, 4)}"]
+        if cal.arm_inertia_gmm2 is not None:
+            lines.append(f"inertia_gmm2 = {f(cal.arm_inertia_gmm2, 0)}")
     if cal.holder_x:
         lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
         lines += [f"{h} = {f(x, 2)}" for h, x in cal.holder_x.items()]

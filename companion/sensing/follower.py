@@ -79,6 +79,7 @@ class FollowerSettings:
     spike_sigma: float = 8.0
     board_dwell_s: float = 0.3       # the arm must rest on (or off) the board this long, hands off
     min_fit_s: float = 0.25          # angle data needed after the hands left before a first guess
+    min_fit_periods: float = 0.4     # ... and at least this much of a swing: over less, the rest is an extrapolation
     max_wait_s: float = 3.0          # then decide with what there is
     min_touch_s: float = 0.12        # a disturbance shorter than this is no hand at all
     remove_hold_s: float = 1.0       # a pawn taken off is often about to be put down elsewhere: wait for it
@@ -179,6 +180,9 @@ class ArmFollower:
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf
         self.last_contact_t = -math.inf
+        # recent runs of board contact (the switch closed, or the angle at the limit without one), to know when
+        # the arm last swung free before a given moment
+        self._contacts: deque[list[float]] = deque(maxlen=16)
         self._next_eval = -math.inf
         self.board_reported: int | None = None
         self._last_board: tuple[int, bool] = (0, False)
@@ -221,6 +225,7 @@ class ArmFollower:
             closed = value >= 0.5
             if closed or self.tilt.raw:
                 self.last_contact_t = t
+                self._contact(t)
             self.tilt.feed(t, closed)
         elif sensor not in ACCEL_AXES:
             raise ValueError(f"unknown sensor {sensor!r} (known: {', '.join(self.sensor_names())})")
@@ -463,16 +468,32 @@ class ArmFollower:
             self.s_display += 0.2 * (s - self.s_display)
         if abs(s) >= self.s_max - self._limit_margin():
             self.last_limit_t = t
+            if not self.tilt.seen:
+                self._contact(t)
         if self.tilt.raw:
             self.last_contact_t = t
+            self._contact(t)
 
     def _limit_margin(self) -> float:
         return max(3.0 * self.accel_noise.sigma, 0.03 * self.s_max)
 
-    def _free_since(self) -> float:
+    def _contact(self, t: float) -> None:
+        runs = self._contacts
+        if runs and t - runs[-1][1] <= 0.05:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+
+    def _free_since(self, before: float | None = None) -> float:
         """Since when the arm has swung free of the board: the tilt switch says exactly when it let go;
-        without one, the last reading near the limit angle does (less sharply)."""
+        without one, the last reading near the limit angle does (less sharply). With `before`, as it was
+        then: a hand that has just pressed the arm onto the board does not cut short the swing before it."""
         last = self.last_contact_t if self.tilt.seen else self.last_limit_t
+        if before is not None and last > before:
+            last = -math.inf
+            for start, end in self._contacts:
+                if start <= before:
+                    last = max(last, min(end, before))
         return max(self.t_off, last + 0.02)
 
     def _swing(self, pawns: Sequence[TrackedPawn] | None = None) -> tuple[float, float]:
@@ -572,12 +593,14 @@ class ArmFollower:
         self.w0, self.var_w0 = self._window_weight(cut)
         if self._weigh_pending is not None:
             self._reweigh(*self._weigh_pending)
-        board, _ = self._board(ts)
+        # where the arm rested before the hand came: by the time a slow load cell notices a hand, it may
+        # already have pressed the arm onto the board
+        board = self.board_reported if self.board_reported is not None else self._board(cut)[0]
         self.board0 = board
         if board:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
         else:
-            fit, ts, ss = self._fit(self._free_since(), cut, learn=True)
+            fit, ts, ss = self._fit(self._free_since(cut), cut, learn=True)
             if fit is not None and fit.n >= 20:
                 self.tau0 = self.kappa * fit.rest
                 self.var_tau0 = (self.kappa * fit.rest_sigma) ** 2
@@ -708,7 +731,8 @@ class ArmFollower:
             tau1, var_tau1 = 0.0, math.inf
         else:
             start = self._free_since()
-            if t - start < self.s.min_fit_s and not final:
+            period = 2 * math.pi / self._swing()[0]
+            if t - start < max(self.s.min_fit_s, self.s.min_fit_periods * period) and not final:
                 return None, board
             fit, ts, ss = self._fit(start, t, pawns=pawns)
             if fit is not None:
@@ -724,7 +748,7 @@ class ArmFollower:
                 tau1, var_tau1 = self._no_angle()
             else:
                 margin = 3 * fit.rest_sigma + self._limit_margin()
-                if abs(fit.rest) >= self.s_max - margin and not final:
+                if abs(fit.rest) >= self.s_max - margin and not final and self._may_reach_board(fit, ts, t):
                     return None, board      # on its way to the board: wait for it to land (or not)
                 tau1 = self.kappa * fit.rest
                 var_tau1 = (self.kappa * fit.rest_sigma) ** 2
@@ -736,8 +760,21 @@ class ArmFollower:
                         fan if not board else None, pred)
         return m, board
 
+    def _may_reach_board(self, fit, ts: Sequence[float], t: float) -> bool:
+        """Whether the arm, swinging about `fit.rest`, could still touch the board: resting near it is not going
+        there once what is left of the swing falls short."""
+        if not ts:
+            return True
+        left = fit.amplitude * math.exp(-fit.zeta * fit.omega * max(0.0, t - ts[0]))
+        reach = abs(fit.rest) + 3 * fit.rest_sigma + left
+        # the fitted rest is the arm's own position, known far better than one reading: a reading's noise apart
+        # from the board is apart
+        return reach >= self.s_max - self.accel_noise.sigma
+
     def _predictor(self) -> SwingPredictor:
-        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale)
+        # until long swings have confirmed the prior, a predicted ω is known less well
+        rel = 0.004 if self.cal.swing_measured else 0.02
+        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
 
     def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):
         """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave:

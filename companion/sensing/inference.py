@@ -327,7 +327,11 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     """
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
-        tau1, var1, rss = m.fan.at(m.swing.at(load + c.d_inertia)[0])
+        omega = m.swing.at(load + c.d_inertia)[0]
+        tau1, var1, rss = m.fan.at(omega)
+        # the candidate's ω is a prediction: where the rest depends on ω strongly (a short look at a slow
+        # swing), that uncertainty is the torque's
+        var1 += (m.fan.slope(omega) * m.swing.rel_sigma) ** 2
         freq_ll = -0.5 * (rss - m.fan.rss_min) / (m.fan.noise2 * FREQ_TEMPER)
     rw = m.dw - c.mean_w
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2

@@ -189,6 +189,7 @@ class SwingPredictor:
     swing: ArmSwing
     scale: float = 1.0
     zeta_scale: float = 1.0
+    rel_sigma: float = 0.004      # how well a predicted ω is known (1σ, relative): masses, positions, the model
 
     def at(self, load_gmm2: float) -> tuple[float, float]:
         omega, zeta = self.swing.at(load_gmm2)
@@ -217,6 +218,16 @@ class SwingFan:
     @property
     def rss_min(self) -> float:
         return self.rss[self.best]
+
+    def slope(self, omega: float) -> float:
+        """d(rest torque)/d(ln ω) near ω: how much an error in ω moves the rest."""
+        w = self.omegas
+        if len(w) < 2:
+            return 0.0
+        i = 0
+        while i < len(w) - 2 and w[i + 1] < omega:
+            i += 1
+        return (self.taus[i + 1] - self.taus[i]) / math.log(w[i + 1] / w[i])
 
     def at(self, omega: float) -> tuple[float, float, float]:
         """(rest torque, its variance, residual) at ω; beyond the range, the nearest end's."""

@@ -5,6 +5,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.replay.inputs import write_inputs
 from companion.replay.simgame import play_session
+from companion.sensing.calibration import render
 from companion.sensing.simtrace import config_toml, write_trace
 
 # seat 1 gets like pawns on E2 and E5, then moves E5 → E7: weight and torque say exactly what E2 → E4 would
@@ -41,6 +42,9 @@ def files(session, tmp_path):
     trace = write_trace(tmp_path / "trace.csv", session.rows)
     config = tmp_path / "config.toml"
     config.write_text(config_toml(session.model, session.calibration), encoding="utf-8")
+    # and the calibration beside it, as `companion calibrate` leaves it (the swing measured)
+    (tmp_path / "calibration.toml").write_text(render(session.calibration, model_name=session.model.name, exact=True),
+                                               encoding="utf-8")
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text(write_inputs(session.inputs), encoding="utf-8")
     return trace, config, inputs

@@ -112,7 +112,7 @@ def cal():
     return ArmCalibration(cells=(CellCalibration("load0", 12000.5, 2150.25, 31.0),
                                  CellCalibration("load1", -800.0, -2101.0)),
                           axis="ay", level_g=0.0123, accel_noise_g=0.002, kappa_gmm=16800.0, theta_max_deg=9.8,
-                          swing_hz=0.95, damping=0.07, holder_x={"E1": 132.5, "W7": -133.4})
+                          swing_hz=0.95, damping=0.07, swing_measured=True, holder_x={"E1": 132.5, "W7": -133.4})
 
 
 def test_the_file_round_trips_and_is_dated(tmp_path):

@@ -30,6 +30,8 @@ QUESTION_OPTIONS = 4
 MISMATCH_EVERY_S = 1.0
 MISMATCH_LASTS_S = 3.0
 RESTART_QUIET_S = 2.5     # a follower restart waits for an arm this long at rest, with nothing asked
+LOOK_AGAIN_S = 0.25       # moves the sensors cannot tell apart yet: look at the swing again this often ...
+ASK_AFTER_S = 2.0         # ... for this long after the change was decided, then ask the players
 
 
 class ArmLink:
@@ -60,6 +62,9 @@ class ArmLink:
         # with the flight recorder: restart the follower from its memory now and then (companion/sensing/memory.py)
         self.restart_every_s = restart_every_s
         self._restarted_at = 0.0
+        # a change whose legal moves the sensors could not yet tell apart: (change, legal moves, when decided,
+        # next look, the last matches) — looked at again as the arm keeps swinging, then asked about
+        self._pending: tuple | None = None
 
     @property
     def lock(self) -> threading.RLock:
@@ -104,13 +109,16 @@ class ArmLink:
                 return
             for ev in events:
                 self._on_event(ev)
+            if self._pending is not None and t >= self._pending[3]:
+                self._look_again(t)
             if self.restart_every_s is not None and t - self._restarted_at >= self.restart_every_s:
                 self._maybe_restart(t)
 
     # --- follower restarts
     def _maybe_restart(self, t: float) -> None:
         f = self.follower
-        if not f.settled or t - f.t_off < RESTART_QUIET_S or self.question is not None or self.clearing:
+        if (not f.settled or t - f.t_off < RESTART_QUIET_S or self.question is not None or self.clearing
+                or self._pending is not None):
             return
         from companion.sensing.memory import memory_of
 
@@ -131,6 +139,7 @@ class ArmLink:
             self._seen.clear()
             self.question = None
             self.clearing = False
+            self._pending = None
 
     # --- events out
     def _on_event(self, ev) -> None:
@@ -152,6 +161,10 @@ class ArmLink:
         if change is None or any(c is change for c in self._seen):
             return  # a beat reports a move and a remove from one change: handle it once
         self._seen.append(change)
+        if self._pending is not None:
+            self._ask(self._pending)   # a new change came before the last could be told: ask about that one first
+            if self.question is not None:
+                return
         if sorted(self.follower.occupancy) == sorted(state.on_arm()):
             self.clearing = False
             return  # the arm caught up with the game (e.g. cleared after a tip)
@@ -172,6 +185,30 @@ class ArmLink:
         if move is not None:
             self._apply(move, change)
             return
+        if len([m for m in matches if m.fits]) > 1:
+            # several legal moves fit: the swing may yet tell them apart (their moments of inertia differ)
+            self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
+            return
+        self._ask((change, legal, self._last_t, self._last_t, matches))
+
+    def _look_again(self, t: float) -> None:
+        change, legal, since, _, matches = self._pending
+        again = self.follower.remeasure(change)
+        if again is not None:
+            matches = match_moves(again, legal)
+            move = chosen_move(matches)
+            if move is not None:
+                self._pending = None
+                self._apply(move, change)
+                return
+        if again is None or t - since >= ASK_AFTER_S:
+            self._ask((change, legal, since, t, matches))
+            return
+        self._pending = (change, legal, since, t + LOOK_AGAIN_S, matches)
+
+    def _ask(self, pending: tuple) -> None:
+        change, _, _, _, matches = pending
+        self._pending = None
         fitting = [m for m in matches if m.fits][:QUESTION_OPTIONS]
         if fitting:
             self.question = {
@@ -268,6 +305,7 @@ class ArmLink:
                 self.follower.set_occupancy(game)
                 self.clearing = False
             self.question = None
+            self._pending = None
             self.notice = None
 
     # --- for the page

@@ -43,8 +43,8 @@ from companion.sensing.inference import (Candidate, Measurement, Resolution, Tra
                                          move_candidates, nominal_pawns, rank, rank_beliefs)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
 
-FAN_STEP = 0.01          # the swing fan's spacing in ω (1 %)
-FAN_MAX = 15
+FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
+FAN_MAX = 21
 
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
@@ -264,6 +264,37 @@ class ArmFollower:
         self._weigh_pending = None
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, out)
+
+    def remeasure(self, change: Change) -> Change | None:
+        """The latest change measured again over the whole quiet spell since it was decided — its swing then
+        says more of the frequency, which tells apart moves of like pawns that change the weight and torque alike
+        but the moment of inertia not. None once a hand has come since, or for another change."""
+        if self.mode != "settled" or not self.changes or self.changes[-1] is not change or self.board0:
+            return None
+        m0 = change.measurement
+        if m0.censored1 or m0.fan is None:
+            return None
+        t = self.t
+        fit, ts, ss = self._fit(self._free_since(), t)
+        if fit is None:
+            return None
+        loads = []
+        for s in change.ranked:
+            if s.hypothesis < len(change.beliefs_before):
+                loads.append(inertia_of(self.geo, change.beliefs_before[s.hypothesis][1]) + s.candidate.d_inertia)
+        if not loads:
+            return None
+        made = self._fan(ts, ss, loads=loads)
+        if made is None:
+            return None
+        fan, best = made
+        w1, var1 = self._window_weight(t, settled_from=self.t_off)
+        w_before, var_before = self._w_before_change
+        m = replace(m0, tau1=self.kappa * best.rest, var_tau1=(self.kappa * best.rest_sigma) ** 2, fan=fan,
+                    swing=self._predictor())
+        if var1 + var_before < m0.var_dw:
+            m = replace(m, dw=w1 - w_before, var_dw=var1 + var_before)
+        return replace(change, measurement=m)
 
     def confirm_move(self, move: Mapping[str, Any], change: Change | None = None) -> None:
         """The game applied `move` (a dict like match_moves takes) for `change` (default: the latest).

@@ -328,11 +328,15 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
         omega = m.swing.at(load + c.d_inertia)[0]
-        tau1, var1, rss = m.fan.at(omega)
-        # the candidate's ω is a prediction: where the rest depends on ω strongly (a short look at a slow
-        # swing), that uncertainty is the torque's
+        tau1, var1, _ = m.fan.at(omega)
+        # the candidate's ω is a prediction, known to rel_sigma: where the rest depends on ω strongly (a short
+        # look at a slow swing) that is the torque's uncertainty too, and against the ω the swing itself shows
+        # it counts only beyond it (a big swing reads a little fast through sin θ; a real pendulum slows)
+        var_pred = (omega * m.swing.rel_sigma) ** 2
         var1 += (m.fan.slope(omega) * m.swing.rel_sigma) ** 2
-        freq_ll = -0.5 * (rss - m.fan.rss_min) / (m.fan.noise2 * FREQ_TEMPER)
+        seen, var_seen = m.fan.frequency(FREQ_TEMPER)
+        if math.isfinite(var_seen):
+            freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
     rw = m.dw - c.mean_w
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
     if m.censored1:

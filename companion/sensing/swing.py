@@ -219,6 +219,25 @@ class SwingFan:
     def rss_min(self) -> float:
         return self.rss[self.best]
 
+    def frequency(self, temper: float = 1.0) -> tuple[float, float]:
+        """(ω, its variance) that the swing itself says: the vertex of the residual's parabola around the best
+        frequency, and its width (the residual rising by `temper`·noise² for each unit of √variance)."""
+        w, r = self.omegas, self.rss
+        n = len(w)
+        if n < 3:
+            return w[self.best], math.inf
+        i = min(max(self.best - 1, 0), n - 3)
+        x0, x1, x2 = w[i], w[i + 1], w[i + 2]
+        y0, y1, y2 = r[i], r[i + 1], r[i + 2]
+        # a parabola through three points: y = a(x - v)² + c
+        d01, d12 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
+        a = (d12 - d01) / (x2 - x0)
+        if not a > 0:
+            return w[self.best], math.inf
+        vertex = (x0 + x1) / 2 - d01 / (2 * a)
+        vertex = min(max(vertex, w[0] - (w[-1] - w[0])), w[-1] + (w[-1] - w[0]))
+        return vertex, self.noise2 * temper / a
+
     def slope(self, omega: float) -> float:
         """d(rest torque)/d(ln ω) near ω: how much an error in ω moves the rest."""
         w = self.omegas
@@ -230,23 +249,36 @@ class SwingFan:
         return (self.taus[i + 1] - self.taus[i]) / math.log(w[i + 1] / w[i])
 
     def at(self, omega: float) -> tuple[float, float, float]:
-        """(rest torque, its variance, residual) at ω; beyond the range, the nearest end's."""
+        """(rest torque, its variance, residual) at ω, through the three nearest frequencies (the residual is a
+        parabola about its minimum: a straight line between two points would favour whatever lies near one);
+        beyond the range, the nearest end's."""
         w = self.omegas
+        n = len(w)
         if omega <= w[0]:
             return self.taus[0], self.tau_vars[0], self.rss[0]
         if omega >= w[-1]:
             return self.taus[-1], self.tau_vars[-1], self.rss[-1]
-        lo, hi = 0, len(w) - 1
+        if n < 3:
+            u = (omega - w[0]) / (w[1] - w[0])
+            return tuple(a[0] + u * (a[1] - a[0]) for a in (self.taus, self.tau_vars, self.rss))
+        lo, hi = 0, n - 1
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if w[mid] <= omega:
                 lo = mid
             else:
                 hi = mid
-        u = (omega - w[lo]) / (w[hi] - w[lo])
-        return (self.taus[lo] + u * (self.taus[hi] - self.taus[lo]),
-                self.tau_vars[lo] + u * (self.tau_vars[hi] - self.tau_vars[lo]),
-                self.rss[lo] + u * (self.rss[hi] - self.rss[lo]))
+        # the three points around ω: lo-1..lo+1 or lo..lo+2, whichever centres it
+        i = min(max(lo if omega - w[lo] > w[hi] - omega else lo - 1, 0), n - 3)
+        x0, x1, x2 = w[i], w[i + 1], w[i + 2]
+        l0 = (omega - x1) * (omega - x2) / ((x0 - x1) * (x0 - x2))
+        l1 = (omega - x0) * (omega - x2) / ((x1 - x0) * (x1 - x2))
+        l2 = (omega - x0) * (omega - x1) / ((x2 - x0) * (x2 - x1))
+        out = []
+        for a in (self.taus, self.tau_vars, self.rss):
+            out.append(l0 * a[i] + l1 * a[i + 1] + l2 * a[i + 2])
+        tau, var, rss = out
+        return tau, max(var, 0.0), max(rss, 0.0)
 
 
 def fan_fit(ts: Sequence[float], ss: Sequence[float], omegas: Sequence[float], zetas: Sequence[float],

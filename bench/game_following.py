@@ -22,9 +22,11 @@ applied from the sensors (median, 95th percentile). Then the worst session of ea
 and how fast the replay runs against real time for 4 load cells at 80 SPS with a 100 Hz
 accelerometer.
 
---arms random draws every session's arm over the range real tables have (swing 0.6-2 Hz,
-damping ratio 0.05-0.3, arm mass 120-260 g), each calibrated as `companion calibrate` would
-(its empty swing); the default is the arm the daemon simulates (1 Hz, 0.08).
+Each session's arm and hands are those of bench/sensing_accuracy.py for the same seed: drawn at
+random over what real tables have (swing 0.6-2 Hz empty and slowing as the arm fills, damping
+ratio 0.05-0.3, like pawns differing by σ 0.05-0.12 g; hands of 20-150 gf for 0.4-1.2 s, a
+finger's width either side of the holder, a move's two touches 0.2-0.6 s apart), each arm
+calibrated as `companion calibrate` would. --arms ours: the daemon's own simulated arm.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from companion.replay.simgame import move_matches, play_session  # noqa: E402
 from companion.sensing.calibration import render  # noqa: E402
 from companion.sensing.simtrace import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
-from sensing_accuracy import LEVELS, fmt  # noqa: E402  (bench/ is this script's folder)
+from sensing_accuracy import LEVELS, fmt, session_arm  # noqa: E402  (bench/ is this script's folder)
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
 
 
@@ -129,9 +131,10 @@ def score(session, lines: list[dict]) -> Score:
 def run_one(job: tuple) -> tuple[str, Score, dict]:
     level, seed, players, turns, arms = job
     model = load_model("A")
-    arm = ArmStyle.drawn(random.Random(seed * 31 + 7)) if arms == "random" else None
+    # the arms and hands of the accuracy benchmark (bench/sensing_accuracy.py), seed for seed
+    arm, hands, _ = session_arm(seed, arms)
     t0 = time.perf_counter()
-    session = play_session(model, profile=level, seed=seed, players=players, turns=turns, arm=arm)
+    session = play_session(model, profile=level, seed=seed, players=players, turns=turns, arm=arm, hands=hands)
     made_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="game-following-") as tmp:
         d = Path(tmp)
@@ -148,7 +151,7 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
     s.same_bytes = int(result.text() == session.replayed.text())
     s.wrong_cases = [f"seed {seed} ({players}p): {c}" for c in s.wrong_cases]
     info = {"seed": seed, "players": players, "made_s": made_s,
-            "arm": None if arm is None else (round(arm.frequency_hz, 2), round(arm.damping, 3))}
+            "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3))}
     return level, s, info
 
 
@@ -160,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=max(1, min(2, multiprocessing.cpu_count())))
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--levels", nargs="*", default=list(LEVELS), choices=sorted(PROFILES))
-    p.add_argument("--arms", choices=("ours", "random"), default="ours",
-                   help="the daemon's simulated arm (default), or arms drawn over the real range")
+    p.add_argument("--arms", choices=("random", "ours"), default="random",
+                   help="each session's arm and hands drawn at random over what real tables have (default), or the "
+                        "daemon's own simulated arm (1 Hz, damping 0.08) and gentler hands")
     p.add_argument("--show-wrong", action="store_true", help="print every wrong move applied")
     args = p.parse_args(argv)
     n = args.sessions or (2 if args.quick else 8)
@@ -175,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         results = [run_one(j) for j in jobs]
     print(f"game following: {n} sessions × {turns} turns per level (2, 3 and 4 players), seed {args.seed}, "
-          f"{'arms drawn at random' if args.arms == 'random' else 'the simulated arm (1 Hz, ζ 0.08)'}; "
+          f"{'arms and hands drawn at random' if args.arms == 'random' else 'the simulated arm (1 Hz, ζ 0.08)'}; "
           f"{time.perf_counter() - started:.0f} s wall on {args.jobs} process(es)\n")
     print("| level | physical turns | from the sensors alone | asked (answered right) | wrong moves | missed turns "
           "| tips judged (of) | false tips | latency median / p95 s |")
@@ -203,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| level | seed | players | arm (Hz, ζ) | from the sensors | asked | wrong | missed | tips judged |")
     print("|" + "---|" * 9)
     for level, s, info in worst:
-        arm = "1.0, 0.08" if info["arm"] is None else f"{info['arm'][0]}, {info['arm'][1]}"
+        arm = f"{info['arm'][0]}, {info['arm'][1]}"
         print(f"| {level} | {info['seed']} | {info['players']} | {arm} | {fmt(s.from_sensors_pct, '.1f')} % "
               f"| {s.asked} | {s.wrong} | {s.missed} | {s.tips_right} of {s.tips} |")
     same = total.same_bytes

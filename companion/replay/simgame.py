@@ -17,7 +17,7 @@ The truth of every turn is kept beside them, for scoring a replay (bench/game_fo
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from companion.config import parse
@@ -78,10 +78,11 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
                  answer_after_s: float = ANSWER_AFTER_S, page_fallback: bool = True,
                  options: dict | None = None, rolls: Sequence[int] | None = None,
                  choose: Callable[[bd.State, list[bd.Move]], bd.Move] | None = None,
-                 arm: ArmStyle | None = None) -> SimSession:
+                 arm: ArmStyle | None = None, accelerometer: bool = True) -> SimSession:
     """Games of Balance Duels until `turns` turns have been played (a game cut short at the end is fine).
 
-    `rolls` fixes the die (in order; random after them), `choose(state, legal moves)` the moves."""
+    `rolls` fixes the die (in order; random after them), `choose(state, legal moves)` the moves.
+    `accelerometer=False`: the table is followed by its weight alone (the angle rows stay in the trace)."""
     rolls = list(rolls or [])
     rng = random.Random(seed * 7 + 3)
     hands = hands or HandStyle(lift_gap_s=(0.05, 0.35))
@@ -90,7 +91,8 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
     inputs: list[Input] = []
     out: list[Turn] = []
     game = 0
-    watched = Replay(replay_setup(model, script.calibration(), players))
+    calibration = script.calibration() if accelerometer else replace(script.calibration(), accelerometer=False)
+    watched = Replay(replay_setup(model, calibration, players))
     fed = 0
 
     def say(item: Input) -> None:
@@ -166,7 +168,7 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
             script.clear()
         script.wait(rng.uniform(1.0, 3.0))
     watched.feed(script.rows[fed:])
-    return SimSession(model, script.calibration(), script.rows, inputs, out, players, script.now, watched.finish())
+    return SimSession(model, calibration, script.rows, inputs, out, players, script.now, watched.finish())
 
 
 def _same(shown: bd.State, truth: bd.State) -> bool:

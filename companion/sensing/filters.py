@@ -26,7 +26,10 @@ class SpikeFilter:
 
     A sample that jumps away from its predecessor and straight back with its
     successor is a spike; a real step (a pawn, a hand, the HX711 settling over
-    about four samples) stays away, so it passes.
+    about four samples) stays away, so it passes. On a slope (a hand pressing)
+    the neighbours differ: a sample counts as a spike when it stands off the line
+    between them by far more than they differ — the HX711 spreads any real change
+    over several samples, so no real one is that sharp.
     """
 
     __slots__ = ("pending_t", "pending_v", "last_v", "dropped")
@@ -44,7 +47,8 @@ class SpikeFilter:
             p = self.pending_v
             last = self.last_v
             if (last is not None and abs(p - last) > threshold and abs(p - v) > threshold
-                    and (p - last) * (p - v) > 0 and abs(v - last) < threshold):
+                    and (p - last) * (p - v) > 0
+                    and (abs(v - last) < threshold or abs(p - (last + v) / 2) > 6 * abs(v - last))):
                 self.dropped += 1
             else:
                 out = (self.pending_t, p)

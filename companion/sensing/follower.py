@@ -42,6 +42,7 @@ from companion.sensing.inference import (Candidate, Measurement, Resolution, Tra
                                          enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
                                          move_candidates, nominal_pawns, rank, rank_beliefs)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
+from companion.sensing.touches import MODEL_INFLATION, locate, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
@@ -183,6 +184,10 @@ class ArmFollower:
         # recent runs of board contact (the switch closed, or the angle at the limit without one), to know when
         # the arm last swung free before a given moment
         self._contacts: deque[list[float]] = deque(maxlen=16)
+        # the load cells' sum over the last seconds, for the hands' touches (touches.py), and those found for
+        # the gesture being judged: (its start, how many looks, the touches)
+        self._wtrace: deque[tuple[float, float]] = deque(maxlen=4096)
+        self._touch_cache: tuple[float, int, tuple] | None = None
         self._next_eval = -math.inf
         self.board_reported: int | None = None
         self._last_board: tuple[int, bool] = (0, False)
@@ -208,6 +213,7 @@ class ArmFollower:
         self.notice: str | None = None
         self.samples = 0
         self._accel_seen = False
+        self._cells_ready = False
 
     # ------------------------------------------------------------------ input
     def feed(self, t: float, sensor: str, value: float) -> list[ArmEvent]:
@@ -416,6 +422,9 @@ class ArmFollower:
         cell.last_t = ts
         g = (v - cell.offset) / cell.cpg
         cell.latest = g
+        if self._cells_ready or all(c.latest is not None for c in self._cell_list):
+            self._cells_ready = True
+            self._wtrace.append((ts, self._weight_now()))
         mode = self.mode
         win = cell.win
         n = len(win)
@@ -788,8 +797,54 @@ class ArmFollower:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
-                        fan if not board else None, pred)
+                        fan if not board else None, pred, self._gesture_touches(t, w1))
         return m, board
+
+    def _gesture_touches(self, t: float, w_after: float) -> tuple:
+        """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
+        after the hands left, when more of the swing after them is in."""
+        if not self._accel_seen or not self._cell_list or self.board0:
+            return ()    # resting on the board before, the arm was pinned: its angle said nothing of the hands
+        key = self.t_disturbed
+        looks = 1 if t - self.t_off < 1.0 else 2
+        cached = self._touch_cache
+        if cached is not None and cached[0] == key and cached[1] >= looks:
+            return cached[2]
+        start = key - 0.15
+        # each cell's spike filter hands its samples on one late: the cells' entries interleave out of order
+        ws = sorted((tt, w) for tt, w in self._wtrace if start <= tt <= t)
+        if len(ws) < 4:
+            return ()
+        noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
+                      lightest_g=min(self.geo.mass.values()))
+        angle = [(tt, s) for tt, s in self.angle if key - 0.5 <= tt <= t]
+        free = self._free_stretches(angle)
+        omega, zeta = self._swing()
+        dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
+        found = locate(angle, ws, parts, rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after,
+                       kappa=self.kappa, omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma,
+                       lag_s=dt, inflation=MODEL_INFLATION * max(1.0, math.sqrt(dt / 0.0125)))
+        self._touch_cache = (key, looks, tuple(found))
+        return self._touch_cache[2]
+
+    def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+        """The stretches of `angle` when the arm swung free of the board (the linear swing holds only there)."""
+        lim = self.s_max - self._limit_margin()
+        runs = list(self._contacts)
+        out: list[list[float]] = []
+        last = None
+        for tt, s in angle:
+            touching = abs(s) >= lim or any(a - 0.02 <= tt <= b + 0.03 for a, b in runs)
+            if touching:
+                last = None
+                continue
+            if last is None or tt - last > 0.05:
+                out.append([tt, tt])
+            else:
+                out[-1][1] = tt
+            last = tt
+        return [(a, b) for a, b in out if b > a]
 
     def _may_reach_board(self, fit, ts: Sequence[float], t: float) -> bool:
         """Whether the arm, swinging about `fit.rest`, could still touch the board: resting near it is not going

@@ -122,6 +122,7 @@ class Candidate:
     c_wt: float = 0.0
     c_tt: float = 0.0
     d_inertia: float = 0.0                      # what it adds to the arm's moment of inertia, Σ m·x² (g·mm²)
+    touch_x: tuple[float, ...] = field(default=(), compare=False)   # where the hands would touch, in order (mm)
     # how to apply it to the tracked pawns: indices removed, index moved and where, sizes placed
     take: tuple[int, ...] = field(default=(), compare=False)
     relocate: tuple[int, str] | None = field(default=None, compare=False)
@@ -209,8 +210,17 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         ctt += gx * gx * v
         added.append((holder, size))
     rem, add = _net(removed, added)
+    if kind == "place":
+        touched: tuple[float, ...] = (x[put[0][0]],)
+    elif kind == "remove":
+        touched = (x[pawns[take[0]].holder],)
+    elif kind in ("move", "beat") and relocate is not None:
+        # lifted at the source, set down at the target (which takes the beaten pawn away too)
+        touched = (x[pawns[relocate[0]].holder], x[relocate[1]])
+    else:
+        touched = ()
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, take=tuple(take), relocate=relocate, put=tuple(put), **desc)
+                     d_inertia=di, touch_x=touched, take=tuple(take), relocate=relocate, put=tuple(put), **desc)
 
 
 def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
@@ -297,12 +307,14 @@ class Measurement:
     rel_t: float = 0.01
     fan: Any = field(default=None, compare=False, repr=False)
     swing: Any = field(default=None, compare=False, repr=False)
+    touches: tuple = field(default=(), compare=False, repr=False)     # the hands' touches (touches.Touch)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
         return Measurement(self.dw + later.dw, self.var_dw + later.var_dw, self.tau0, self.var_tau0,
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
-                           max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing)
+                           max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
+                           tuple(self.touches) + tuple(later.touches))
 
     def to_dict(self) -> dict:
         return {
@@ -314,6 +326,7 @@ class Measurement:
         }
 
 
+HANDS_SAY = 2.0      # how much likelier (nats) the touches must make one description of a net change to show it
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 
 
@@ -345,11 +358,11 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
         z = (m.censored1 * pred - m.tip_torque) / math.sqrt(var) if math.isfinite(var) else 0.0
         lt = _log_phi(z) if math.isfinite(var) else 0.0
         d2w = rw * rw / sww
-        return -0.5 * d2w - 0.5 * math.log(sww) + lt, d2w + (z * z if z < 0 else 0.0)
+        return -0.5 * d2w - 0.5 * math.log(sww) + lt + _hands(c, m), d2w + (z * z if z < 0 else 0.0)
     stt = c.c_tt + m.var_tau0 + var1 + (m.rel_t * c.mean_t) ** 2
     if not math.isfinite(stt):
         d2 = rw * rw / sww
-        return -0.5 * d2 - 0.5 * math.log(sww), d2
+        return -0.5 * d2 - 0.5 * math.log(sww) + _hands(c, m), d2
     rt = (tau1 - m.tau0 - shift) - c.mean_t
     swt = c.c_wt
     det = sww * stt - swt * swt
@@ -357,7 +370,16 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
         det = sww * stt
         swt = 0.0
     d2 = (rw * rw * stt - 2 * rw * rt * swt + rt * rt * sww) / det
-    return -0.5 * d2 - 0.5 * math.log(det) + freq_ll, d2
+    return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
+
+
+def _hands(c: Candidate, m: Measurement) -> float:
+    """What the touches say of the candidate: how many, and where (touches.py)."""
+    if not m.touches or not c.touch_x:
+        return 0.0
+    from companion.sensing.touches import loglik
+
+    return loglik(m.touches, c.touch_x)
 
 
 @dataclass(frozen=True)
@@ -439,17 +461,26 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
         pairs.append(Pair(p, hi, c))
         entry = by_key.get(c.key)
         if entry is None:
-            by_key[c.key] = [p, sc, d2, hi, c]
+            by_key[c.key] = [p, sc, d2, hi, c, sc]
             continue
         entry[0] += p
-        # one net effect, several descriptions: show the simplest, score by the likeliest
-        if KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind] or (c.kind == entry[4].kind and sc > entry[1]):
-            entry[3:] = [hi, c]
+        # one net effect, several descriptions (a beat of like pawns ends as the mover's removal): show the
+        # simplest, unless the hands' touches plainly say another; score by the likeliest
+        shown = entry[5]
+        if m.touches:
+            # another description only where the touches fit it (as many as it takes) and plainly favour it
+            fits = len(c.touch_x) == len(m.touches)
+            better = (fits and sc > shown + HANDS_SAY) or (sc >= shown - HANDS_SAY and KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind]
+                                                           and not (len(entry[4].touch_x) == len(m.touches) and shown > sc + HANDS_SAY))
+        else:
+            better = KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind] or (c.kind == entry[4].kind and sc > shown)
+        if better:
+            entry[3:] = [hi, c, sc]
         if sc > entry[1]:
             entry[1:3] = [sc, d2]
     ranked = sorted(by_key.values(), key=lambda e: (-e[0], KIND_ORDER[e[4].kind]))
     pairs.sort(key=lambda pr: -pr.weight)
-    return ([Scored(c, sc, d2, p, hi, beliefs[hi][2]) for p, sc, d2, hi, c in ranked], pairs)
+    return ([Scored(c, sc, d2, p, hi, beliefs[hi][2]) for p, sc, d2, hi, c, _ in ranked], pairs)
 
 
 def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolution, *,

@@ -284,6 +284,7 @@ class Action:
     clearing: bool = False                     # part of clearing the arm after a tip
     masses_before: list[tuple[str, str, float]] = field(default_factory=list)   # each pawn's true mass
     masses_after: list[tuple[str, str, float]] = field(default_factory=list)
+    touch_x: list[float] = field(default_factory=list)                         # where each touch pressed (mm)
 
     @property
     def net(self) -> tuple[tuple, tuple]:
@@ -455,6 +456,7 @@ class TableScript:
         end = start
         prev_mid = -math.inf
         hands = self.hands
+        touched: list[float] = []
         for i, (pawns, holder, dev) in enumerate(phases):
             dur, force = self._hand()
             t_here = self.now
@@ -466,6 +468,7 @@ class TableScript:
                 mid = t_here + dur * at
             x = self.model.by_id[holder].x_mm + (self.rng.uniform(-1, 1) * hands.x_jitter_mm if hands.x_jitter_mm else 0)
             self.table.set_pawns(pawns, hand_s=dur, hand_force_g=force, at_x=x, change_at=at)
+            touched.append(x)
             self._schedule(self.clock.now() + dur * at, pawns, dev)
             prev_mid = mid
             end = max(end, t_here + dur)
@@ -482,7 +485,7 @@ class TableScript:
         self.deviation = list(phases[-1][2])
         act = Action(kind, start, end, before, after, tipped_before=tipped_before,
                      tipped_after=self.tipped(after, self.deviation), masses_before=masses_before,
-                     masses_after=self.masses(), **truth)
+                     masses_after=self.masses(), touch_x=touched, **truth)
         self.actions.append(act)
         return act
 
@@ -543,8 +546,9 @@ def config_toml(model: Model, cal: ArmCalibration, *, model_ref: str | None = No
     for c in cal.cells:
         lines += ["[[load_cells]]", f'name = "{c.name}"', f"offset_counts = {round(c.offset_counts, 3)!r}",
                   f"counts_per_gram = {round(c.counts_per_gram, 4)!r}", ""]
-    lines += ["[accelerometer]", f'axis = "{cal.axis}"', f"level_g = {cal.level_g!r}", "",
-              "# no wiring: these sensors belong to the simulated table", "[simulate]", "enabled = true", ""]
+    if cal.accelerometer:
+        lines += ["[accelerometer]", f'axis = "{cal.axis}"', f"level_g = {cal.level_g!r}", ""]
+    lines += ["# no wiring: these sensors belong to the simulated table", "[simulate]", "enabled = true", ""]
     return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.replay.inputs import write_inputs
 from companion.replay.simgame import play_session
+from companion.sensing.simtrace import HandStyle
 from companion.sensing.calibration import render
 from companion.sensing.simtrace import config_toml, write_trace
 
@@ -25,9 +26,11 @@ def planned(state, moves):
 
 
 def ambiguous_session(turns=8):
+    """Like pawns alike in mass, a move of one of them made in one gesture (its two touches overlap, so where
+    each was cannot be told): the companion cannot tell it from the other's, and asks."""
     planned.done = []
     return play_session(load_model("A"), profile="quiet-10sps", seed=21, players=2, turns=turns, rolls=ROLLS,
-                        choose=planned, mass_spread=False)
+                        choose=planned, mass_spread=False, hands=HandStyle())
 
 
 @pytest.fixture(scope="session")

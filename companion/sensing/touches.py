@@ -1,0 +1,279 @@
+"""Where the hands touched the arm: how many touches a change took, and at which holder each was.
+
+A pawn placed, lifted or moved changes the arm's weight and torque alike for like pawns
+moved alike (on model A, advancing any pawn by a roll shifts the torque by the same
+amount), and a beat of like pawns ends as the mover's removal would. The hands differ:
+a removal is one touch at its holder, a move two — lift at the source, set down at the
+target — a beat two as well, the second at the target.
+
+During a touch, the hand and the pawn it handles act at one place x, so the load cells
+read the change in weight ΔW(t) there and the torque driving the arm is τ₀ + x·ΔW(t).
+The arm answers as the swing does (swing.py): s'' + 2ζω s' + ω² s = ω²·τ(t)/κ, with
+s the accelerometer's sin θ. So the angle is linear in each touch's x: with ΔW(t) from
+the load cells, the swing's ω and ζ, and the stretches where the arm swung free of the
+board (resting on it, the angle says nothing), every touch's x is a least-squares fit.
+
+Pure functions of plain data; the follower collects the data and weighs candidates by
+the touches they would have taken.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+STEP_S = 0.002              # integration step of the arm's response
+MIN_TOUCH_S = 0.08          # a bump in the weight shorter than this is no hand
+MIN_GAP_S = 0.08            # a pause between touches must hold this long
+MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samples to say anything
+MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
+
+
+@dataclass(frozen=True)
+class Touch:
+    start: float
+    end: float
+    x: float | None          # where (mm from the pivot; + is seat 1's right), None when nothing could say
+    sigma: float             # its 1σ (mm)
+    lifted: float            # the weight the touch took away (g; negative when it put a pawn down)
+    cov: tuple = ()          # its covariance with each touch of the gesture, in order (mm²): positions of touches
+                             # close in time trade off against each other
+
+
+def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w_before: float | None = None,
+          lightest_g: float = 0.0) -> list[tuple[float, float]]:
+    """The touches in a gesture's weight trace, as (start, end). Between two touches the hand is off the arm
+    and the moved pawn in the air: the weight dips between two bumps, below `w_before` by at least half the
+    lightest pawn (a pawn lifted in the middle of a press also makes a dip, with the hand still on). A slow
+    load cell blurs the pause, but the dip stays: one counts where both sides rise well above it."""
+    n = len(times)
+    if n < 5:
+        return [(times[0], times[-1])] if n else []
+    # light smoothing: a single sample's noise must not make a dip
+    sm = [weights[0]] + [(weights[i - 1] + 2 * weights[i] + weights[i + 1]) / 4 for i in range(1, n - 1)] + [weights[-1]]
+    thr = max(4.0 * noise_g, 0.4)
+    cuts = []
+    i = 1
+    while i < n - 1:
+        # the bottom of a valley (a flat bottom counts once, at its middle)
+        j = i
+        while j + 1 < n - 1 and abs(sm[j + 1] - sm[i]) <= thr / 4:
+            j += 1
+        bottom = min(sm[i:j + 1])
+        lifted = w_before is None or bottom <= w_before - 0.5 * lightest_g
+        if lifted and sm[i - 1] > bottom and sm[j + 1] > bottom:
+            left, right = max(sm[:i]), max(sm[j + 1:])
+            rise = min(left, right) - bottom
+            if rise > max(3 * thr, 0.3 * (min(left, right) - min(sm))) and times[j] - times[i] <= 1.5:
+                cuts.append((i, j))
+        i = j + 1
+    # between two cuts there must be a bump, or they are one pause (a noisy flat bottom breaks into valleys)
+    need = 3 * thr
+    merged: list[tuple[int, int]] = []
+    for a, b in cuts:
+        if merged:
+            pa, pb = merged[-1]
+            inside = sm[pb + 1:a]
+            floor = min(sm[pa:b + 1])
+            if not inside or max(inside) < floor + need:
+                merged[-1] = (pa, b)
+                continue
+        merged.append((a, b))
+    out = []
+    start = times[0]
+    for a, b in merged:
+        if times[a] - start >= MIN_TOUCH_S:
+            out.append((start, times[a]))
+            start = times[b]
+    out.append((start, times[-1]))
+    return out
+
+
+def _interp(times: Sequence[float], values: Sequence[float], t: float) -> float:
+    if t <= times[0]:
+        return values[0]
+    if t >= times[-1]:
+        return values[-1]
+    lo, hi = 0, len(times) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if times[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    u = (t - times[lo]) / (times[hi] - times[lo])
+    return values[lo] + u * (values[hi] - values[lo])
+
+
+def _step_matrices(omega: float, zeta: float, dt: float) -> tuple[float, float, float, float, float, float]:
+    """The exact one-step map of s'' + 2ζω s' + ω² s = ω²·v for v held over dt: (Φ00, Φ01, Φ10, Φ11, Γ0, Γ1)."""
+    # integrate the unforced system from (1, 0) and (0, 1), and the forced one from rest with v = 1
+    def run(x, v, u):
+        w2, d = omega * omega, 2.0 * zeta * omega
+        n = 8
+        h = dt / n
+        for _ in range(n):
+            k1x, k1v = v, w2 * (u - x) - d * v
+            k2x, k2v = v + h / 2 * k1v, w2 * (u - x - h / 2 * k1x) - d * (v + h / 2 * k1v)
+            k3x, k3v = v + h / 2 * k2v, w2 * (u - x - h / 2 * k2x) - d * (v + h / 2 * k2v)
+            k4x, k4v = v + h * k3v, w2 * (u - x - h * k3x) - d * (v + h * k3v)
+            x += h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
+            v += h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        return x, v
+    a00, a10 = run(1.0, 0.0, 0.0)
+    a01, a11 = run(0.0, 1.0, 0.0)
+    g0, g1 = run(0.0, 0.0, 1.0)
+    return a00, a01, a10, a11, g0, g1
+
+
+def _response(inputs, t0: float, ts: Sequence[float], omega: float, zeta: float) -> list[float]:
+    """h(t) at the times `ts` (ascending, ≥ t0) of s'' + 2ζω s' + ω² s = ω²·v(t), at rest at t0: stepped
+    exactly on a 2 ms grid (the input taken at each step's middle), read between grid points linearly."""
+    if not ts:
+        return []
+    p00, p01, p10, p11, g0, g1 = _step_matrices(omega, zeta, STEP_S)
+    h, hv, t = 0.0, 0.0, t0
+    prev_t, prev_h = t0, 0.0
+    out = []
+    for target in ts:
+        while t < target:
+            u = inputs(t + STEP_S / 2)
+            prev_t, prev_h = t, h
+            h, hv = p00 * h + p01 * hv + g0 * u, p10 * h + p11 * hv + g1 * u
+            t += STEP_S
+        out.append(prev_h + (h - prev_h) * ((target - prev_t) / STEP_S) if t > prev_t else h)
+    return out
+
+
+def _solve(m: list[list[float]], v: list[float]) -> tuple[list[float], list[list[float]]] | None:
+    """Solve m·x = v (symmetric, small) by Gauss-Jordan; also m⁻¹. None when singular."""
+    n = len(v)
+    a = [list(row) + [1.0 if i == j else 0.0 for j in range(n)] + [v[i]] for i, row in enumerate(m)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(a[r][c]))
+        if abs(a[p][c]) < 1e-18:
+            return None
+        a[c], a[p] = a[p], a[c]
+        piv = a[c][c]
+        a[c] = [x / piv for x in a[c]]
+        for r in range(n):
+            if r != c and a[r][c] != 0.0:
+                f = a[r][c]
+                a[r] = [x - f * y for x, y in zip(a[r], a[c])]
+    return [a[i][-1] for i in range(n)], [a[i][n:2 * n] for i in range(n)]
+
+
+def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, float]],
+           touches: Sequence[tuple[float, float]], *, rest_before: float, w_before: float, w_after: float,
+           kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
+           lag_s: float = 0.0, inflation: float = MODEL_INFLATION) -> list[Touch]:
+    """Each touch's position from the arm's answer to it.
+
+    `angle`: (t, sin θ) samples covering the gesture and the free swing after it; `weights`: (t, W) of the
+    load cells' sum over the gesture and until the weight has settled, `w_before` and `w_after` the settled
+    weights either side (after the trace, `w_after` holds); `touches`: (start, end) from `split`;
+    `rest_before`: sin θ at rest before the gesture; `free`: the stretches (start, end) the arm swung free of
+    the board; `lag_s`: how late the load cells read a force. An estimate only from stretches of free swing.
+    """
+    if not touches or not weights or not angle:
+        return []
+    wt = [t - lag_s for t, _ in weights] + [weights[-1][0] - lag_s + 1e-3]
+    wv = [w for _, w in weights] + [w_after]
+    k = len(touches)
+    # the weight each touch leaves when it is done: the level of the pause after it (or the end)
+    levels = []
+    for i, (a, b) in enumerate(touches):
+        nxt = touches[i + 1][0] if i + 1 < k else None
+        if nxt is None:
+            levels.append(w_after)
+            continue
+        span = [w for t, w in zip(wt, wv) if b <= t <= nxt]
+        levels.append(sum(span) / len(span) if span else _interp(wt, wv, b))
+    bases = [w_before] + levels[:-1]
+
+    def input_of(i: int):
+        a, b = touches[i]
+        base, level = bases[i], levels[i]
+        last = i == k - 1
+
+        def v(t: float) -> float:
+            if t < a:
+                return 0.0
+            if t > b and not last:
+                return (level - base) / kappa
+            return (_interp(wt, wv, t) - base) / kappa
+        return v
+
+    inputs = [input_of(i) for i in range(k)]
+    decay = zeta * omega
+    wd = omega * math.sqrt(max(1e-9, 1.0 - zeta * zeta))
+    cols: list[list[float]] = []      # per sample: [h_1..h_k, then A, B of its own stretch]
+    ys: list[float] = []
+    which: list[int] = []
+    for j, (a, b) in enumerate(free):
+        pts = [(t, s) for t, s in angle if a <= t <= b]
+        if len(pts) < MIN_FREE_SAMPLES:
+            continue
+        ts = [t for t, _ in pts]
+        hs = [_response(inp, a, ts, omega, zeta) for inp in inputs]
+        for n_, (t, s) in enumerate(pts):
+            u = t - a
+            e = math.exp(-decay * u)
+            cols.append([hs[i][n_] for i in range(k)] + [e * math.cos(wd * u), e * math.sin(wd * u)])
+            ys.append(s - rest_before)
+            which.append(j)
+    stretches = sorted(set(which))
+    if not ys or not stretches:
+        return [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    size = k + 2 * len(stretches)
+    pos = {j: k + 2 * n for n, j in enumerate(stretches)}
+    m = [[0.0] * size for _ in range(size)]
+    v = [0.0] * size
+    for row, y, j in zip(cols, ys, which):
+        idx = list(range(k)) + [pos[j], pos[j] + 1]
+        vals = row
+        for p, vp in zip(idx, vals):
+            v[p] += vp * y
+            for q, vq in zip(idx, vals):
+                m[p][q] += vp * vq
+    solved = _solve(m, v)
+    if solved is None:
+        return [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    x, inv = solved
+    rss = 0.0
+    for row, y, j in zip(cols, ys, which):
+        idx = list(range(k)) + [pos[j], pos[j] + 1]
+        rss += (y - sum(x[p] * vp for p, vp in zip(idx, row))) ** 2
+    s2 = max(noise * noise, rss / max(1, len(ys) - size)) * inflation ** 2
+    out = []
+    for i, (a, b) in enumerate(touches):
+        var = inv[i][i] * s2
+        sigma = math.sqrt(var) if var > 0 else math.inf
+        out.append(Touch(a, b, x[i] if math.isfinite(sigma) else None, sigma, bases[i] - levels[i],
+                         tuple(inv[i][j] * s2 for j in range(k))))
+    return out
+
+
+def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
+           miscount: float = math.log(0.25), floor: float = -8.0) -> float:
+    """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
+    joint covariance and a finger's spread; no more than `floor` per touch (a model is never that sure).
+    Touches that said nothing count for nothing. A count that differs costs `miscount` (a move made in one
+    gesture, two touches the weight could not tell apart, a touch that changed nothing) and says nothing of
+    where: a place fitted to two touches at once is neither's."""
+    if not touches or not expected:
+        return 0.0
+    if len(touches) != len(expected):
+        return miscount
+    idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
+    if not idx:
+        return 0.0
+    r = [touches[i].x - expected[i] for i in idx]
+    c = [[(touches[i].cov[j] if len(touches[i].cov) == len(touches) else (touches[i].sigma ** 2 if i == j else 0.0))
+          + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
+    solved = _solve(c, r)
+    if solved is None:
+        return 0.0
+    q = sum(a * b for a, b in zip(r, solved[0]))
+    return max(floor * len(idx), -0.5 * q)

@@ -32,6 +32,9 @@ MISMATCH_LASTS_S = 3.0
 RESTART_QUIET_S = 2.5     # a follower restart waits for an arm this long at rest, with nothing asked
 LOOK_AGAIN_S = 0.25       # moves the sensors cannot tell apart yet: look at the swing again this often ...
 ASK_AFTER_S = 2.0         # ... for this long after the change was decided, then ask the players
+# a change entered on the page or the buttons before the pawns were moved: the players have this long (and
+# then until the arm is still) to make the arm match it before the follower takes the game's word for it
+EXPECT_S = 8.0
 
 
 class ArmLink:
@@ -54,7 +57,8 @@ class ArmLink:
         self.clearing = False             # the game took pawns off (a tip, a new game) that are still on the arm
         self.question: dict | None = None
         self.notice: str | None = None
-        self._mismatch: tuple[float, str | None] = (-math.inf, None)
+        self.notice_details: str | None = None    # the sensors' figures behind the notice, for the curious
+        self._mismatch: tuple[float, tuple[str, str] | None] = (-math.inf, None)
         self._mismatch_since: float | None = None
         self.moves_applied = 0
         self._rows: list[Callable[[float, str, float], None]] = []
@@ -65,6 +69,11 @@ class ArmLink:
         # a change whose legal moves the sensors could not yet tell apart: (change, legal moves, when decided,
         # next look, the last matches) — looked at again as the arm keeps swinging, then asked about
         self._pending: tuple | None = None
+        # the arm came to rest on the board while the turn's move was still being asked about: the tip
+        # belongs after that move, so it waits for it
+        self._tip_waits = False
+        # (the game's pawns, until when): the game changed and the arm has yet to be made to match it
+        self._expect: tuple[list, float] | None = None
 
     @property
     def lock(self) -> threading.RLock:
@@ -90,8 +99,9 @@ class ArmLink:
             except Exception:  # a listener's fault must not stop the following of the arm
                 log.exception("arm link listener failed on %s", kind)
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, details: str | None = None) -> None:
         self.notice = text
+        self.notice_details = details
         self._report("notice", text)
 
     # --- samples in
@@ -109,6 +119,8 @@ class ArmLink:
                 return
             for ev in events:
                 self._on_event(ev)
+            if self._expect is not None and t >= self._expect[1] and self.follower.settled:
+                self._take_games_word()
             if self._pending is not None and t >= self._pending[3]:
                 self._look_again(t)
             if self.restart_every_s is not None and t - self._restarted_at >= self.restart_every_s:
@@ -118,7 +130,7 @@ class ArmLink:
     def _maybe_restart(self, t: float) -> None:
         f = self.follower
         if (not f.settled or t - f.t_off < RESTART_QUIET_S or self.question is not None or self.clearing
-                or self._pending is not None):
+                or self._pending is not None or self._expect is not None):
             return
         from companion.sensing.memory import memory_of
 
@@ -140,6 +152,7 @@ class ArmLink:
             self.question = None
             self.clearing = False
             self._pending = None
+            self._expect = None
 
     # --- events out
     def _on_event(self, ev) -> None:
@@ -149,18 +162,29 @@ class ArmLink:
         state = host.state
         model = self.model
         if ev.event == "unexplained":
+            if self._expect is not None:
+                self._caught_up()    # the players are still making the arm match the page: nothing to say yet
+                return
             if not self._clearing(state, ev.change):
-                self._say(ev.message or "the arm changed in a way no single pawn explains: check the pawns")
+                self._say(ev.message or "the arm changed in a way no single pawn explains: check the pawns",
+                          ev.details)
             return
         if ev.event in ("tip", "untip"):
-            if ev.event == "tip" and state.options.tip_judge == "table" and not state.over:
-                if self._act({"type": "tip"}, "the arm rests on the board"):
-                    self._took_off(self.host.state)
+            if ev.event == "untip":
+                self._tip_waits = False
+            elif state.options.tip_judge == "table" and not state.over:
+                if state.roll is not None and (self._pending is not None or self.question is not None):
+                    self._tip_waits = True      # judged once the players have said which move it was
+                    return
+                self._tip()
             return
         change = ev.change
         if change is None or any(c is change for c in self._seen):
             return  # a beat reports a move and a remove from one change: handle it once
         self._seen.append(change)
+        if self._expect is not None:
+            self._caught_up()        # as above: the change is the players making the arm match the page
+            return
         if self._pending is not None:
             self._ask(self._pending)   # a new change came before the last could be told: ask about that one first
             if self.question is not None:
@@ -195,9 +219,12 @@ class ArmLink:
         change, legal, since, _, matches = self._pending
         again = self.follower.remeasure(change)
         if again is not None:
+            previous = chosen_move(matches)
             matches = match_moves(again, legal)
             move = chosen_move(matches)
-            if move is not None:
+            # the swing's evidence grows look by look, and wavers: a move is taken when two looks in a row
+            # agree on it (the first look's matches are those the change was decided with)
+            if move is not None and move == previous:
                 self._pending = None
                 self._apply(move, change)
                 return
@@ -220,6 +247,24 @@ class ArmLink:
             self._report("question", self.question)
             return
         self._say("what the arm shows matches no legal move for this roll: check the pawns")
+
+    def _caught_up(self) -> bool:
+        """Whether the still arm now matches the change the page made; then the follower takes the game's pawns."""
+        game = self.host.state.on_arm()
+        f = self.follower
+        if sorted(f.occupancy) == sorted(game) or (f.settled and f.mismatch(game) is None):
+            self._take_games_word()
+            return True
+        return False
+
+    def _take_games_word(self) -> None:
+        self._expect = None
+        self.follower.set_occupancy(self.host.state.on_arm())
+
+    def _tip(self) -> None:
+        self._tip_waits = False
+        if self._act({"type": "tip"}, "the arm rests on the board"):
+            self._took_off(self.host.state)
 
     def _act(self, action: dict, what: str) -> bool:
         self._applying = True
@@ -259,6 +304,7 @@ class ArmLink:
         before = self.host.state
         if not self._act({"type": "move", "move": move}, "the sensors saw a move"):
             return
+        self.answering = False      # what follows the move (a tip) is the sensors' own
         self.moves_applied += 1
         self.question = None
         self.notice = None
@@ -271,6 +317,8 @@ class ArmLink:
             log.info("sensing: %s; following the game's pawns instead", exc)
             self.follower.set_occupancy(_on_arm_after(self.model, before, move))
         self._took_off(self.host.state)
+        if self._tip_waits and self.host.state.options.tip_judge == "table" and not self.host.state.over:
+            self._tip()
 
     def answer(self, option: Any) -> None:
         """The players say which move it was (from the page or the buttons)."""
@@ -299,11 +347,19 @@ class ArmLink:
             arm = self.follower.occupancy
             clears = event is not None and (event.kind == "new_game" or (
                 event.kind == "action" and event.body.get("action", {}).get("type") == "tip"))
+            self._expect = None
             if clears and len(arm) > len(game) and _contains(arm, game):
                 self.clearing = True
             else:
-                self.follower.set_occupancy(game)
                 self.clearing = False
+                f = self.follower
+                if (host.game == "balance_duels" and sorted(arm) != sorted(game)
+                        and not (f.settled and f.mismatch(game) is None)):
+                    # the pawns have yet to be moved as the page says: until they are, the follower keeps the arm
+                    # it has, so that it sees that move as the change it is
+                    self._expect = (game, self._last_t + EXPECT_S)
+                else:
+                    f.set_occupancy(game)
             self.question = None
             self._pending = None
             self.notice = None
@@ -325,15 +381,17 @@ class ArmLink:
             # only a disagreement that lasts is worth a banner (a swing still dying out is not); and while the
             # players are being asked, the game is behind the arm on purpose
             lasting = self._mismatch_since is not None and now - self._mismatch_since >= MISMATCH_LASTS_S
-            out["mismatch"] = self._mismatch[1] if (host.game == "balance_duels" and self.question is None
-                                                    and lasting) else None
+            shown = self._mismatch[1] if (host.game == "balance_duels" and self.question is None
+                                          and self._expect is None and lasting) else None
+            out["mismatch"], out["mismatch_details"] = shown if shown is not None else (None, None)
             out["question"] = None if self.question is None else {
                 "text": self.question["text"], "options": [o["label"] for o in self.question["options"]]}
             out["sensing_notice"] = self.notice
+            out["sensing_details"] = self.notice_details if self.notice is not None else None
             return out
 
-    def _board_check(self, state) -> str | None:
-        """What the page should say about the arm against the game, if anything."""
+    def _board_check(self, state) -> tuple[str, str] | None:
+        """What the page should say about the arm against the game, if anything: (message, details)."""
         game = state.on_arm()
         arm = self.follower.occupancy
         if self.clearing and len(arm) > len(game) and _contains(arm, game):
@@ -342,10 +400,10 @@ class ArmLink:
                 return None
             where = ", ".join(sorted({h for h, _ in extra}))
             return (f"clear the arm: {len(extra)} pawn{'s' if len(extra) > 1 else ''} the game has taken off "
-                    f"{'are' if len(extra) > 1 else 'is'} still on it ({where})")
+                    f"{'are' if len(extra) > 1 else 'is'} still on it ({where})", None)
         if state.over:
             return None   # the players clear the arm of a finished game as they like
-        return self.follower.mismatch(game)
+        return self.follower.mismatch_report(game)
 
 
 def _minus(pawns, taken) -> list:

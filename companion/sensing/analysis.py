@@ -218,7 +218,8 @@ def run(trace: str, config: str, *, calibration: str | None = None, use_beside: 
     for e in result.events:
         if e.event not in EVENT_KINDS:
             # the documented output has place/remove/move/tip/untip only; the rest is a note for the person
-            print(f"companion analyze: at t={e.t:.3f} {e.message}", file=err)
+            print(f"companion analyze: at t={e.t:.3f} {e.message}" + (f" ({e.details})" if e.details else ""),
+                  file=err)
             continue
         lines.append(json.dumps(e.to_json(candidates=candidates), ensure_ascii=False))
     if lines:

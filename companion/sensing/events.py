@@ -54,7 +54,7 @@ class ArmEvent:
     """One line of `companion analyze`: a physical event, decided at trace time `t`.
 
     `event` is place / remove / move / tip / untip, or "unexplained" (the arm settled in a
-    state no single hand action explains; `message` says how it differs) which only the
+    state no single hand action explains; `message` says where to look, `details` the figures) which only the
     daemon sees. `change` links back to the measurement and the ranked candidates, which
     is what `match_moves` needs.
     """
@@ -69,6 +69,7 @@ class ArmEvent:
     ambiguous: bool = False
     change: Change | None = field(default=None, repr=False, compare=False)
     message: str | None = None
+    details: str | None = None        # the sensors' figures behind `message`
 
     @property
     def candidates(self) -> list[dict]:
@@ -88,6 +89,8 @@ class ArmEvent:
         d["ambiguous"] = self.ambiguous
         if self.message is not None:
             d["message"] = self.message
+        if self.details is not None:
+            d["details"] = self.details
         if candidates and self.change is not None:
             d["candidates"] = self.change.candidates()
             d["measured"] = self.change.measurement.to_dict()

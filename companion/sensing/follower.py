@@ -795,16 +795,17 @@ class ArmFollower:
         var0 = self.var_tau0
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
+        touches, by_size = self._gesture_touches(t, w1)
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
-                        fan if not board else None, pred, self._gesture_touches(t, w1))
+                        fan if not board else None, pred, touches, by_size)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:
         """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
         after the hands left, when more of the swing after them is in."""
         if not self._accel_seen or not self._cell_list or self.board0:
-            return ()    # resting on the board before, the arm was pinned: its angle said nothing of the hands
+            return (), None    # resting on the board before, the arm was pinned: its angle said nothing of the hands
         key = self.t_disturbed
         looks = 1 if t - self.t_off < 1.0 else 2
         cached = self._touch_cache
@@ -814,7 +815,7 @@ class ArmFollower:
         # each cell's spike filter hands its samples on one late: the cells' entries interleave out of order
         ws = sorted((tt, w) for tt, w in self._wtrace if start <= tt <= t)
         if len(ws) < 4:
-            return ()
+            return (), None
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
                       lightest_g=min(self.geo.mass.values()))
@@ -822,10 +823,15 @@ class ArmFollower:
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
-        found = locate(angle, ws, parts, rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after,
-                       kappa=self.kappa, omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma,
-                       lag_s=dt, inflation=MODEL_INFLATION * max(1.0, math.sqrt(dt / 0.0125)))
-        self._touch_cache = (key, looks, tuple(found))
+        common = dict(rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa,
+                      omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma, lag_s=dt,
+                      inflation=MODEL_INFLATION * max(1.0, math.sqrt(dt / 0.0125)))
+        found = tuple(locate(angle, ws, parts, **common))
+        by_size = None
+        if len(parts) == 2:
+            by_size = {size: tuple(locate(angle, ws, parts, lifted_g=mass, **common))
+                       for size, mass in self.geo.mass.items()}
+        self._touch_cache = (key, looks, (found, by_size))
         return self._touch_cache[2]
 
     def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -1021,14 +1027,19 @@ class ArmFollower:
         self.w0 = self.w0 + m.dw
 
     def _unexplained(self, t: float, m: Measurement, board: int, ranked) -> None:
-        msg = (f"the arm settled {m.dw:+.1f} g and {m.tau1 - m.tau0:+.0f} g·mm from where it was, which no single "
-               "placement, removal or move explains")
+        # no holder named: no candidate explains it, and two hands at once leave touches located between them
+        # (the board check names the holder once the arm is compared with the game)
+        msg = "the arm changed in a way no single pawn explains (two pawns at once?): check its pawns against the page"
+        details = (f"the arm settled {m.dw:+.1f} g and "
+                   + ("came to rest on the board" if board else f"{m.tau1 - m.tau0:+.0f} g·mm")
+                   + " from where it was")
         change = Change(t, None, tuple(ranked[:TOP_CANDIDATES]), (), 0.0, True, m, tuple(self.pawns),
                         tuple(self.pawns), self.geo, hands_off_t=self.t_off)
         self.changes.append(change)
         self.notice = msg
         self._settle_after(t, m, board)
-        events = [ArmEvent(t, "unexplained", confidence=0.0, ambiguous=True, change=change, message=msg)]
+        events = [ArmEvent(t, "unexplained", confidence=0.0, ambiguous=True, change=change, message=msg,
+                           details=details)]
         if self.board_reported is not None and board != self.board_reported:
             self.board_reported = board
             events.append(ArmEvent(t, "tip" if board else "untip", confidence=1.0 if self.tilt.seen else 0.95))
@@ -1082,7 +1093,13 @@ class ArmFollower:
 
     def mismatch(self, expected_pawns: Iterable[tuple[str, str]], *, sigmas: float = 5.0) -> str | None:
         """None when the settled arm agrees with `expected_pawns` (a list of (holder, size)) within the noise,
-        else a message naming the holder most likely to be wrong. None also while the arm moves."""
+        else a message for the players naming the holder most likely to be wrong. None also while the arm moves."""
+        found = self.mismatch_report(expected_pawns, sigmas=sigmas)
+        return None if found is None else found[0]
+
+    def mismatch_report(self, expected_pawns: Iterable[tuple[str, str]], *,
+                        sigmas: float = 5.0) -> tuple[str, str] | None:
+        """As `mismatch`, with the sensors' figures behind it: (message, details)."""
         if self.mode != "settled" or self.w_display is None:
             return None
         expected = nominal_pawns(self.geo, expected_pawns)
@@ -1112,16 +1129,27 @@ class ArmFollower:
                         self.s.rel_weight, self.s.rel_torque)
         best = rank(cands, m)[0]
         c = best.candidate
+        where = "resting on the board" if rest is not None and rest[2] else f"{tau_meas:+.0f} g·mm"
+        details = (f"the arm carries {w:.1f} g, {where}; the game's pawns would give {exp_w:.1f} g and "
+                   f"{exp_t:+.0f} g·mm")
         if c.kind == "none" or best.distance2 > 50:
-            return (f"the board doesn't match: the arm carries {w:.1f} g and {tau_meas:+.0f} g·mm, the game's pawns "
-                    f"would give {exp_w:.1f} g and {exp_t:+.0f} g·mm")
+            return "the arm doesn't match the game: check every pawn on it against the page", details
         if c.kind == "place":
-            return (f"the board doesn't match — check holder {c.holder} (the arm seems to carry an extra {c.size} "
-                    "pawn there)")
-        if c.kind == "remove":
-            return f"the board doesn't match — check holder {c.holder} (its {c.size} pawn seems to be missing)"
-        if c.kind == "move":
-            return (f"the board doesn't match — check holders {c.from_holder} and {c.to_holder} (the {c.size} pawn "
-                    f"in {c.from_holder} seems to be in {c.to_holder})")
-        holders = sorted({h for h, _ in c.removed + c.added})
-        return f"the board doesn't match — check holders {', '.join(holders)}"
+            text = (f"the arm doesn't match the game: check holder {c.holder} (it seems to hold an extra "
+                    f"{c.size} pawn)")
+        elif c.kind == "remove":
+            text = (f"the arm doesn't match the game: check holder {c.holder} (its {c.size} "
+                    "pawn seems to be missing)")
+        elif c.kind == "move":
+            text = (f"the arm doesn't match the game: check holders {c.from_holder} and {c.to_holder} (the "
+                    f"{c.size} pawn in {c.from_holder} seems to be in {c.to_holder})")
+        else:
+            holders = sorted({h for h, _ in c.removed + c.added})
+            text = f"the arm doesn't match the game: check holders {_and(holders)}"
+        return text, details
+
+
+def _and(words: Sequence[str]) -> str:
+    """'E6', 'E6 and E4', 'E6, E4 and W2'."""
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

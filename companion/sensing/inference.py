@@ -308,13 +308,16 @@ class Measurement:
     fan: Any = field(default=None, compare=False, repr=False)
     swing: Any = field(default=None, compare=False, repr=False)
     touches: tuple = field(default=(), compare=False, repr=False)     # the hands' touches (touches.Touch)
+    # the same gesture's touches fitted for a move of each pawn size (the pause between its touches is then
+    # known to carry that pawn less): size -> touches
+    touches_by_size: Any = field(default=None, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
         return Measurement(self.dw + later.dw, self.var_dw + later.var_dw, self.tau0, self.var_tau0,
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
-                           tuple(self.touches) + tuple(later.touches))
+                           tuple(self.touches) + tuple(later.touches))   # (two changes: no per-size fit)
 
     def to_dict(self) -> dict:
         return {
@@ -379,7 +382,10 @@ def _hands(c: Candidate, m: Measurement) -> float:
         return 0.0
     from companion.sensing.touches import loglik
 
-    return loglik(m.touches, c.touch_x)
+    touches = m.touches
+    if len(c.touch_x) == 2 and m.touches_by_size and c.size in m.touches_by_size:
+        touches = m.touches_by_size[c.size]
+    return loglik(touches, c.touch_x)
 
 
 @dataclass(frozen=True)

@@ -569,9 +569,9 @@ def write_trace(path: str | Path, rows: Iterable[Row]) -> Path:
 
 def random_session(model: Model, seconds: float, *, profile: NoiseProfile | str = "quiet-10sps", seed: int = 0,
                    sizes: Sequence[str] = ("L", "M"), hands: HandStyle | None = None,
-                   calibration: ArmCalibration | None = None) -> TableScript:
+                   calibration: ArmCalibration | None = None, arm: ArmStyle | None = None) -> TableScript:
     """Random hands on the arm for about `seconds` (no game rules: any pawn, any free holder; never tipping)."""
-    script = TableScript(model, profile, seed=seed, hands=hands, calibration=calibration)
+    script = TableScript(model, profile, seed=seed, hands=hands, calibration=calibration, arm=arm)
     rng = random.Random(seed + 1)
     holders = [h.id for h in model.holders]
     cap = {h.id: h.capacity for h in model.holders}

@@ -167,14 +167,16 @@ def _solve(m: list[list[float]], v: list[float]) -> tuple[list[float], list[list
 def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, float]],
            touches: Sequence[tuple[float, float]], *, rest_before: float, w_before: float, w_after: float,
            kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
-           lag_s: float = 0.0, inflation: float = MODEL_INFLATION) -> list[Touch]:
+           lag_s: float = 0.0, inflation: float = MODEL_INFLATION, lifted_g: float | None = None) -> list[Touch]:
     """Each touch's position from the arm's answer to it.
 
     `angle`: (t, sin θ) samples covering the gesture and the free swing after it; `weights`: (t, W) of the
     load cells' sum over the gesture and until the weight has settled, `w_before` and `w_after` the settled
     weights either side (after the trace, `w_after` holds); `touches`: (start, end) from `split`;
     `rest_before`: sin θ at rest before the gesture; `free`: the stretches (start, end) the arm swung free of
-    the board; `lag_s`: how late the load cells read a force. An estimate only from stretches of free swing.
+    the board; `lag_s`: how late the load cells read a force; `lifted_g`: the weight a move's first touch takes
+    away (its pawn's mass), when known — a slow load cell blurs the pause between touches, and with it the
+    weight the arm carried then. An estimate only from stretches of free swing.
     """
     if not touches or not weights or not angle:
         return []
@@ -187,6 +189,9 @@ def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, 
         nxt = touches[i + 1][0] if i + 1 < k else None
         if nxt is None:
             levels.append(w_after)
+            continue
+        if i == 0 and lifted_g is not None:
+            levels.append(w_before - lifted_g)
             continue
         span = [w for t, w in zip(wt, wv) if b <= t <= nxt]
         levels.append(sum(span) / len(span) if span else _interp(wt, wv, b))

@@ -254,3 +254,35 @@ def test_report_a_misread_downloads_the_flight_recorder_after_the_pin(page, tabl
         names = {m.name.split("/", 1)[1] for m in tar.getmembers()}
     assert {"trace.csv", "inputs.jsonl", "config.toml", "calibration.toml", "README.txt"} <= names
     page.wait_for_function("document.getElementById('banner').textContent.includes('Saved misread-')", timeout=3000)
+
+
+def test_a_board_that_does_not_match_names_the_holder_and_folds_the_figures_away(browser, table):
+    """The players read which holder to check from across the table; the grams are there for whoever asks."""
+    table.new_game("balance_duels", {"players": 2})
+    with urllib.request.urlopen(table.url + "/api/state", timeout=10) as r:
+        snap = json.loads(r.read())
+    live = {**(snap.get("live") or {}), "recorder": True,
+            "mismatch": "the arm doesn't match the game: check holder W6 (it seems to hold an extra L pawn)",
+            "mismatch_details": "the arm carries 10.1 g, -836 g·mm; the game's pawns would give 0.0 g and +0 g·mm"}
+    body = ("retry: 2000\n\n" + f"id: {snap['seq']}\nevent: state\ndata: {json.dumps({'event': None, 'state': snap})}\n\n"
+            + f"event: live\ndata: {json.dumps(live)}\n\n")
+    for width, height in ((1024, 768), (768, 1024), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        # one stream message of the daemon's own form, carrying the banner's figures
+        page.route("**/api/stream*", lambda route: route.fulfill(status=200, body=body,
+                                                                  headers={"Content-Type": "text/event-stream"}))
+        page.goto(table.url + "/")
+        warn = page.locator("#sensing .sensing-warn")
+        warn.wait_for(timeout=10000)
+        assert "check holder W6" in warn.inner_text() and "g·mm" not in warn.inner_text()
+        figures = page.locator("#sensing details.sensing-details")
+        assert not figures.locator("p").is_visible()           # folded: the players see the holder first
+        figures.locator("summary").click()
+        assert "10.1 g" in figures.locator("p").inner_text()
+        box = warn.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the banner runs off a {width} px screen"
+        # the stream has ended, so the page says "reconnecting…": its longer badge must not push the buttons off
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        shot(page, f"mismatch-{width}x{height}")
+        context.close()

@@ -148,8 +148,11 @@ def over_the_cap(port: int) -> tuple[int | None, str | None, str | None, float]:
 
 
 def run_round(daemon: DaemonProcess, clients: list[StreamClient], changes: int, *, pace_s: float = 0.0,
-              poll: bool = True, wait_s: float = 30.0) -> Round:
-    """`changes` changes (as fast as possible, or one every pace_s) while the clients listen; what they saw."""
+              poll: bool = True, wait_s: float = 30.0, min_polls: int = 20) -> Round:
+    """`changes` changes (as fast as possible, or one every pace_s) while the clients listen; what they saw.
+
+    The state poller answers at least `min_polls` times while the streams are open: a fast burst can be over
+    before it has, and a latency figure needs its samples whatever the machine's speed."""
     client = daemon.client(timeout=10)
     mover = Mover(client)
     first = mover.state["seq"]
@@ -168,6 +171,8 @@ def run_round(daemon: DaemonProcess, clients: list[StreamClient], changes: int, 
         while time.monotonic() < deadline and not all(
                 (c.log.ids and c.log.ids[-1] >= last) or c.log.error for c in clients):
             time.sleep(0.02)
+        while poller and len(poller.latencies) < min_polls and time.monotonic() < deadline:
+            time.sleep(0.01)
     finally:
         if poller:
             poller.stop()

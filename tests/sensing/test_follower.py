@@ -1,6 +1,7 @@
 """The streaming follower on short scripted sessions of the simulated table (FakeClock, no waiting)."""
 
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -131,12 +132,15 @@ def test_the_board_check_names_the_holder_that_disagrees():
     sc.wait(6)
     f, _ = follow(sc, pawns=[("E4", "L"), ("W2", "M")])
     assert f.mismatch([("E4", "L"), ("W2", "M")]) is None
-    assert f.mismatch([("E4", "L")]) == ("the board doesn't match — check holder W2 (the arm seems to carry an "
-                                         "extra M pawn there)")
-    assert f.mismatch([("E4", "L"), ("W2", "M"), ("E1", "L")]) == ("the board doesn't match — check holder E1 "
+    assert f.mismatch([("E4", "L")]) == ("the arm doesn't match the game: check holder W2 (it seems to hold an "
+                                         "extra M pawn)")
+    assert f.mismatch([("E4", "L"), ("W2", "M"), ("E1", "L")]) == ("the arm doesn't match the game: check holder E1 "
                                                                    "(its L pawn seems to be missing)")
     assert f.mismatch([("E6", "L"), ("W2", "M")]).endswith("check holders E6 and E4 (the L pawn in E6 seems to be "
                                                            "in E4)")
+    # the grams and g·mm are for whoever wants them, not in the players' message
+    text, details = f.mismatch_report([("E4", "L")])
+    assert not re.search(r"\d", text.replace("W2", "")) and re.match(r"the arm carries 16\.\d g, ", details)
 
 
 def test_live_values_for_the_page():
@@ -184,7 +188,8 @@ def test_two_pawns_put_down_at_once_are_reported_as_unexplained_and_followed_on(
     sc.wait(4)
     f, events = follow(sc)
     assert [e.event for e in events] == ["unexplained", "place"]
-    assert "no single placement, removal or move explains" in events[0].message
+    assert events[0].message.startswith("the arm changed in a way no single pawn explains")
+    assert events[0].details.startswith("the arm settled +20.0 g")
     assert events[0].change.measurement.dw == pytest.approx(20.0, abs=0.2)
     assert (events[1].size, events[1].holder) == ("M", "E1")
     assert f.notice and f.mismatch([("E1", "M")]) is not None
@@ -199,7 +204,7 @@ def test_a_wrong_tare_shows_as_a_board_that_does_not_match():
                                      for c in cal.cells))
     f, events = follow(sc, follower=ArmFollower(MODEL, wrong))
     assert [e.event for e in events] == ["place"]    # changes are relative: still right
-    assert "board doesn't match" in f.mismatch([("E3", "L")])
+    assert "the arm doesn't match the game" in f.mismatch([("E3", "L")])
 
 
 def test_what_the_follower_remembers_is_bounded_however_long_the_game():

@@ -78,3 +78,56 @@ def test_two_moves_alike_are_asked_about_and_answered(comp):
     assert r.status_code == 200 and host.seq == seq + 1
     assert host.store.game_events(host.game_id)[-1].body["action"]["move"]["from_holder"] == "E5"
     assert client.post("/api/sensing/answer", json={"option": 0}).status_code == 409  # nothing asked now
+
+
+@pytest.fixture
+def still(tmp_path):
+    """A simulated Companion on a fake clock, its sensors polled by the test: the same run every time."""
+    from companion.clock import FakeClock
+
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 3}}),
+                              store_path=tmp_path / "db.sqlite3")
+    c = Companion(cfg, clock=FakeClock(100.0))
+    notices = []
+    c.arm.on_report(lambda kind, data: notices.append(data) if kind == "notice" else None)
+    c.notices = notices
+    yield c
+    c.stop()
+
+
+def run_for(comp, seconds):
+    for _ in range(round(seconds / 0.02)):
+        comp.clock.advance(0.02)
+        comp.sensors.poll()
+
+
+def page_move(comp, roll):
+    host = comp.host
+    host.act({"type": "roll", "value": roll}, source="page")
+    moves = [m for m in bd.legal_moves(comp.model, host.state, roll) if m.kind in ("place", "advance")]
+    host.act({"type": "move", "move": (moves or bd.legal_moves(comp.model, host.state, roll))[0].to_dict()},
+             source="page")
+
+
+def test_moves_entered_on_the_page_then_made_on_the_arm_are_not_misreads(still):
+    run_for(still, 3)
+    for roll in (3, 5, 2, 6, 4, 1, 3, 5):
+        page_move(still, roll)      # the simulated arm then makes the same move, as a player would
+        run_for(still, 5)
+    assert still.notices == []
+    assert sorted(still.arm.follower.occupancy) == sorted(still.host.state.on_arm())
+    assert still.live()["mismatch"] is None
+
+
+def test_a_move_entered_on_the_page_but_never_made_is_reported_once_the_players_had_time(still, monkeypatch):
+    from companion.arm_link import EXPECT_S, MISMATCH_LASTS_S
+
+    run_for(still, 3)
+    monkeypatch.setattr(still, "_sync_table", lambda hand=True: None)    # nobody touches the arm
+    page_move(still, 3)
+    run_for(still, EXPECT_S - 1)
+    assert still.live()["mismatch"] is None, "the banner came before the players had time to move the pawn"
+    run_for(still, 1 + MISMATCH_LASTS_S + 1.5)
+    assert "check holder E3" in (still.live()["mismatch"] or "")
+    assert sorted(still.arm.follower.occupancy) == sorted(still.host.state.on_arm())
+    assert still.notices == []

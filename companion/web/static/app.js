@@ -236,12 +236,18 @@
       parts.push(el("div", { class: "bd-controls" }, q.options.map((label, i) => el("button", {
         class: "btn primary", type: "button", onclick: () => post("/api/sensing/answer", { option: i }).catch(showError) }, label))));
     }
-    if (live.mismatch) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.mismatch));
-    if (live.sensing_notice) parts.push(el("p", { class: "sensing-warn" }, "⚠ " + live.sensing_notice));
+    // the sensors' figures stay folded away: the players need the holder to check, not the grams
+    const warn = (text, details) => {
+      parts.push(el("p", { class: "sensing-warn" }, "⚠ " + text));
+      if (details) parts.push(el("details", { class: "sensing-details small" }, el("summary", {}, "Sensor figures"), el("p", {}, details)));
+    };
+    if (live.mismatch) warn(live.mismatch, live.mismatch_details);
+    if (live.sensing_notice) warn(live.sensing_notice, live.sensing_details);
     if (live.recorder && (live.mismatch || live.sensing_notice || q)) {
       parts.push(el("p", { class: "small" }, "Did the companion get it wrong? ", el("button", { class: "btn", type: "button",
         onclick: () => reportMisread(false).catch(showError) }, "Report a misread")));
     }
+    // (not the figures, which waver from reading to reading: an opened "Sensor figures" stays open)
     const key = JSON.stringify([q, live.mismatch, live.sensing_notice]);
     if (box.dataset.key === key) return;  // rebuilt only when it changes, so a finger on a button is not lost
     box.dataset.key = key;

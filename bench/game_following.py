@@ -1,12 +1,11 @@
 """How well whole games of Balance Duels are followed: sensors → follower → arm link → rules, as the daemon does.
 
-    .venv/bin/python bench/game_following.py            # the full run (a few minutes on 2 cores)
+    .venv/bin/python bench/game_following.py            # the full run (about 3 minutes on 2 cores)
     .venv/bin/python bench/game_following.py --quick    # a smaller one (about a minute)
 
 Each session is a run of games on the simulated table (companion/replay/simgame.py): 2
 players with 6 L pawns, or 3-4 players with 2 L + 2 M each; mostly safe moves, now and
-then a risky one, so the arm tips (the table judges tips); hands of 5-60 g for 0.35-1 s,
-pawns lifted and put down a moment later, pawn masses that vary (σ 0.3 g L, 0.2 g M). The
+then a risky one, so the arm tips (the table judges tips); the arm and the hands below. The
 players' part is written as a replay's inputs: the roll before each turn, passes, new games,
 and 3.6 s after each physical turn the true move as an `answer`. They watch the page: when it
 does not show the turn as it was, they put it right from the page (undo, tap the move, "The
@@ -69,6 +68,7 @@ class Score:
     false_tips: int = 0
     latencies: list[float] = field(default_factory=list)
     wrong_cases: list[str] = field(default_factory=list)
+    asked_cases: list[str] = field(default_factory=list)     # turns the sensors alone did not apply, and why
     trace_s: float = 0.0
     replay_s: float = 0.0
     rows: int = 0
@@ -115,16 +115,28 @@ def score(session, lines: list[dict]) -> Score:
             if right and right[0]["source"] == "sensor":
                 s.from_sensors += 1
                 s.latencies.append(right[0]["t"] - turn.hands_off)
-            elif right:
-                s.answered_right += 1
             else:
-                s.missed += 1
+                if right:
+                    s.answered_right += 1
+                else:
+                    s.missed += 1
+                said = [ln["question"] if "question" in ln else ln["notice"]
+                        for ln in window if "question" in ln or "notice" in ln]
+                s.asked_cases.append(f"t={turn.hands_off:.2f} turn {k + 1} {turn.move}: "
+                                     f"{'; '.join(str(x) for x in said) or 'nothing said'}")
             if turn.tipped:
                 s.tips += 1
                 s.tips_right += bool(tips)
-            s.false_tips += len(tips) if not turn.tipped else max(0, len(tips) - 1)
+                if not tips:
+                    s.wrong_cases.append(f"t={turn.hands_off:.2f} turn {k + 1} {turn.move}: the tip was not judged "
+                                         f"from the sensors")
+            false = len(tips) if not turn.tipped else max(0, len(tips) - 1)
         else:
-            s.false_tips += len(tips)
+            false = len(tips)
+        s.false_tips += false
+        if false:
+            s.wrong_cases.append(f"t={tips[-1]['t']:.2f} turn {k + 1} {turn.move}: {false} tip(s) judged that did not "
+                                 "happen")
     return s
 
 
@@ -149,7 +161,14 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
     s = score(session, result.lines)
     s.trace_s, s.replay_s, s.rows = result.trace_seconds, result.processing_seconds, result.rows
     s.same_bytes = int(result.text() == session.replayed.text())
+    if not s.same_bytes:
+        mine, theirs = result.text().splitlines(), session.replayed.text().splitlines()
+        at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        s.wrong_cases.append(f"the replay from files parts from what the players watched at line {at + 1}: "
+                             f"{(mine[at] if at < len(mine) else '(end)')[:300]} | "
+                             f"{(theirs[at] if at < len(theirs) else '(end)')[:300]}")
     s.wrong_cases = [f"seed {seed} ({players}p): {c}" for c in s.wrong_cases]
+    s.asked_cases = [f"{level} seed {seed} ({players}p): {c}" for c in s.asked_cases]
     info = {"seed": seed, "players": players, "made_s": made_s,
             "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3))}
     return level, s, info
@@ -166,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arms", choices=("random", "ours"), default="random",
                    help="each session's arm and hands drawn at random over what real tables have (default), or the "
                         "daemon's own simulated arm (1 Hz, damping 0.08) and gentler hands")
-    p.add_argument("--show-wrong", action="store_true", help="print every wrong move applied")
+    p.add_argument("--show-wrong", action="store_true", help="print every wrong move applied and every tip not judged")
+    p.add_argument("--show-asked", action="store_true",
+                   help="print every physical turn the sensors alone did not apply, with what the page said")
     args = p.parse_args(argv)
     n = args.sessions or (2 if args.quick else 8)
     turns = args.turns or (40 if args.quick else 60)
@@ -227,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         for _, s, _ in results:
             for case in s.wrong_cases:
                 print("  wrong:", case)
+    if args.show_asked:
+        for _, s, _ in results:
+            for case in s.asked_cases:
+                print("  not from the sensors:", case)
     return 0 if ok else 1
 
 

@@ -1,21 +1,31 @@
 """Accuracy and speed of the sensing layer on simulated Balance Duels games.
 
-    .venv/bin/python bench/sensing_accuracy.py            # the full run (about 1.5 minutes on 2 cores)
+    .venv/bin/python bench/sensing_accuracy.py            # the full run (about 3 minutes on 2 cores)
     .venv/bin/python bench/sensing_accuracy.py --quick    # a smaller one (well under a minute)
 
 Games are played by the rules engine (2 players with 6 L pawns, or 4 players with
 2 L + 2 M each; mostly safe moves, now and then a risky one, so the arm tips; the
 table judges tips), performed by simulated hands on the simulated table, and
 sampled at each noise level (companion/sensing/simtrace.py: HX711 noise, glitches
-and bit errors, drift, four-sample settling; hands of 5-60 g for 0.35-1 s, now and
-then resting 1.5-2.5 s, trembling; pawns lifted off and put down a moment later;
-touches that change nothing). Every pawn has its own mass (σ 0.3 g for L, 0.2 g
-for M) unless --uniform-masses. After a tip the arm is cleared pawn by pawn.
+and bit errors, offset drift of up to 3-5 counts/s per cell plus a random walk,
+cells sharing the load unequally (±20 %), four-sample settling).
+
+Each session's arm and hands are drawn at random over what real tables have
+(`ArmStyle.drawn`, `HandStyle.players`): the empty arm swinging at 0.6-2 Hz with a
+damping ratio of 0.05-0.3, both falling as the arm fills (each pawn adds m·x² to
+its moment of inertia), like pawns differing by σ 0.05-0.12 g; hands pressing with
+20-150 gf for 0.4-1.2 s, up to 8 mm either side of the holder, often pinning the
+arm to the board, a move's two touches 0.2-0.6 s apart, the next action 3-5 s
+after the last; each arm calibrated as `companion calibrate` would (its swing a
+prior only). --arms ours: the daemon's own simulated arm and the old hands (5-60 g
+for 0.35-1 s, σ 0.3 g L / 0.2 g M). Each level also reports its worst 10 % of
+arms (fewest exact).
 
 The follower reads each trace as the daemon would: after each change it decides,
 it is told which move the game applied (`ArmFollower.confirm_move`) — the game
-narrows to the legal moves, or asks the players when the sensors could not tell.
-With --standalone it is never told (as `companion analyze`). It is scored against
+narrows to the legal moves, or asks the players when the sensors could not tell —
+and at each new game after a cleared arm it is told the new game's pawns (none), as
+the daemon's game does. With --standalone it is never told (as `companion analyze`). It is scored against
 the ground truth (companion/sensing/evaluation.py, which also says what counts as
 indistinguishable).
 
@@ -116,7 +126,12 @@ def follow(model, script: TableScript, *, standalone: bool) -> list:
     starts = [a.start for a in actions]
     applied: set[int] = set()
     events = []
+    # a new game after an arm was cleared: the daemon tells the follower the new game's pawns (none) then
+    new_games = [(0.5 * (actions[i - 1].hands_off + a.start), actions[i - 1].after)
+                 for i, a in enumerate(actions) if i and actions[i - 1].clearing and not a.clearing]
     for t, sensor, value in script.rows:
+        if new_games and t >= new_games[0][0] and not standalone:
+            follower.set_occupancy(new_games.pop(0)[1])
         got = follower.feed(t, sensor, value)
         if not got:
             continue
@@ -279,8 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             results = pool.map(run_one, jobs, chunksize=1)
     else:
         results = [run_one(j) for j in jobs]
+    spread = "σ 0.05-0.12 g per arm" if args.arms == "random" else "σ 0.3 g L, 0.2 g M"
     print(f"sensing accuracy: {games} games × {n_actions} actions per level, seed {args.seed}, pawn masses "
-          f"{'nominal' if args.uniform_masses else 'varying (σ 0.3 g L, 0.2 g M)'}, "
+          f"{'nominal' if args.uniform_masses else f'varying ({spread})'}, "
           f"{'standalone' if args.standalone else 'told each applied move'}; "
           f"{'arms and hands drawn at random' if args.arms == 'random' else 'the daemon simulated arm'}; "
           f"{time.perf_counter() - started:.0f} s wall on {args.jobs} process(es)\n")

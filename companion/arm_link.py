@@ -32,9 +32,16 @@ MISMATCH_LASTS_S = 3.0
 RESTART_QUIET_S = 2.5     # a follower restart waits for an arm this long at rest, with nothing asked
 LOOK_AGAIN_S = 0.25       # moves the sensors cannot tell apart yet: look at the swing again this often ...
 ASK_AFTER_S = 2.0         # ... for this long after the change was decided, then ask the players
+# how sure the sensors must be of a move to apply it unasked: like pawns moved alike differ only by their
+# masses, the swing's frequency and where the hands touched, each slight (at 10 SPS a torque 2σ off and a touch
+# fit 1.5σ off made 0.96-0.975 of a wrong move); a question costs a tap, a wrong move an undo
+SURE = 0.99
+WELL_D2 = 9.0             # ... and, decided early, fit what was measured within 3σ (the follower's own early rule)
 # a change entered on the page or the buttons before the pawns were moved: the players have this long (and
 # then until the arm is still) to make the arm match it before the follower takes the game's word for it
 EXPECT_S = 8.0
+HOME_TIP_S = 1.5          # a tip this soon after the move that brought a player home is that move's (the follower
+                          # reports a tip with its change, or on its own a second after the hands left)
 
 
 class ArmLink:
@@ -72,6 +79,7 @@ class ArmLink:
         # the arm came to rest on the board while the turn's move was still being asked about: the tip
         # belongs after that move, so it waits for it
         self._tip_waits = False
+        self._homecoming: float | None = None    # when a change brought a player home, while its tip may still come
         # (the game's pawns, until when): the game changed and the arm has yet to be made to match it
         self._expect: tuple[list, float] | None = None
 
@@ -172,7 +180,10 @@ class ArmLink:
         if ev.event in ("tip", "untip"):
             if ev.event == "untip":
                 self._tip_waits = False
-            elif state.options.tip_judge == "table" and not state.over:
+            elif state.options.tip_judge == "table" and (not state.over or (
+                    state.home_unjudged and self._homecoming is not None and ev.t - self._homecoming <= HOME_TIP_S)):
+                # (after the move that brought a player home, only a tip that comes with that move, before the arm
+                # is touched again, is its tip: the arm may well tip while the players clear it)
                 if state.roll is not None and (self._pending is not None or self.question is not None):
                     self._tip_waits = True      # judged once the players have said which move it was
                     return
@@ -182,6 +193,7 @@ class ArmLink:
         if change is None or any(c is change for c in self._seen):
             return  # a beat reports a move and a remove from one change: handle it once
         self._seen.append(change)
+        self._homecoming = None
         if self._expect is not None:
             self._caught_up()        # as above: the change is the players making the arm match the page
             return
@@ -205,23 +217,30 @@ class ArmLink:
             self._say("no placement or advance is possible with this roll; put the pawn back")
             return
         matches = match_moves(change, legal)
-        move = chosen_move(matches)
+        move = chosen_move(matches, threshold=SURE, well_d2=self._well(change, self._last_t))
         if move is not None:
             self._apply(move, change)
             return
-        if len([m for m in matches if m.fits]) > 1:
-            # several legal moves fit: the swing may yet tell them apart (their moments of inertia differ)
+        if any(m.fits for m in matches):
+            # several legal moves fit, or one only loosely: a longer look at the swing may yet tell them apart
+            # (their moments of inertia differ) or put a disturbed measurement right
             self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))
+
+    def _well(self, change, t: float) -> float | None:
+        """How well a move must fit to be applied: within 3σ while a longer look may still improve the measurement;
+        once the follower's longest wait is over, as well as it fits at all."""
+        return WELL_D2 if t - change.hands_off_t < self.follower.s.max_wait_s else None
 
     def _look_again(self, t: float) -> None:
         change, legal, since, _, matches = self._pending
         again = self.follower.remeasure(change)
         if again is not None:
-            previous = chosen_move(matches)
+            well = self._well(change, t)
+            previous = chosen_move(matches, threshold=SURE, well_d2=well)
             matches = match_moves(again, legal)
-            move = chosen_move(matches)
+            move = chosen_move(matches, threshold=SURE, well_d2=well)
             # the swing's evidence grows look by look, and wavers: a move is taken when two looks in a row
             # agree on it (the first look's matches are those the change was decided with)
             if move is not None and move == previous:
@@ -317,7 +336,9 @@ class ArmLink:
             log.info("sensing: %s; following the game's pawns instead", exc)
             self.follower.set_occupancy(_on_arm_after(self.model, before, move))
         self._took_off(self.host.state)
-        if self._tip_waits and self.host.state.options.tip_judge == "table" and not self.host.state.over:
+        after = self.host.state
+        self._homecoming = self._last_t if after.over and getattr(after, "home_unjudged", False) else None
+        if self._tip_waits and after.options.tip_judge == "table" and (not after.over or self._homecoming is not None):
             self._tip()
 
     def answer(self, option: Any) -> None:

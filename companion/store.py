@@ -462,6 +462,8 @@ def _row_problem(seq: Any, game_id: Any, kind: Any, body: Any, source: Any, at: 
         return "a text column holds something else"
     try:
         decoded = json.loads(body)
+    except RecursionError:
+        return "the body is nested too deeply"
     except ValueError:
         return "the body is not valid JSON"
     if not isinstance(decoded, dict):

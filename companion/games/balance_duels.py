@@ -69,6 +69,9 @@ class State:
     tipped_by: int | None = None        # who tipped the arm last (the arm is then cleared or the game ends)
     winners: tuple[int, ...] = ()       # seats that won (a team has two)
     result: str | None = None           # "home" | "tip" once over
+    # the last move brought its player home with the table judging tips: a tip reported before anything else is
+    # done still belongs to that move (home means home without tipping the arm), and takes the win away
+    home_unjudged: bool = False
     history: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -440,17 +443,21 @@ def apply(model: Model, state: State, move: Move | Mapping[str, Any]) -> State:
         raise RuleError(_why_illegal(model, state, move, legal))
     after = _execute(model, state, move)
     if move.kind == "rearrange":
-        return after
+        return replace(after, home_unjudged=False)
     if state.options.tip_judge == "model" and bp.tips(model, bp.net_torque(model, after.on_arm())):
         return _after_tip(after, move.seat)
     if move.kind in ("place", "advance") and _all_home(model, after, after.pawns, move.seat):
         winners = tuple(s for s in after.active if after.team_of(s) == after.team_of(move.seat))
-        return replace(after, to_move=None, winners=winners, result="home")
+        return replace(after, to_move=None, winners=winners, result="home",
+                       home_unjudged=state.options.tip_judge == "table")
     return after
 
 
 def report_tip(model: Model, state: State) -> State:
     """The table says the arm rests on the board now the last mover's hands are off it."""
+    if state.over and state.home_unjudged:
+        # the move that brought them home tipped the arm: no win, the tip is judged as any other
+        return _after_tip(replace(state, result=None, winners=(), home_unjudged=False), state.last_mover)
     if state.over:
         raise RuleError("the game is over")
     if state.last_mover is None or state.roll is not None or state.last_mover not in state.active:
@@ -603,6 +610,7 @@ def view(model: Model, state: State) -> dict:
         "winners": list(state.winners),
         "result": state.result,
         "over": state.over,
+        "tip_can_be_reported": state.options.tip_judge == "table" and (not state.over or state.home_unjudged),
         "message": message,
         "history": list(state.history[-12:]),
         "options": state.options.to_dict(),

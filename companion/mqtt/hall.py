@@ -192,6 +192,9 @@ class HallBoard:
             return None
         try:
             data = json.loads(payload, parse_constant=_no_constant)
+        except RecursionError:
+            self._bad(f"{topic}: state is nested too deeply")
+            return None
         except (UnicodeDecodeError, ValueError) as exc:
             self._bad(f"{topic}: state is not JSON: {exc}")
             return None

@@ -155,7 +155,7 @@ def compare(events: list[dict], expected: Path) -> str:
     for line in expected.read_text(encoding="utf-8").splitlines():
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"{expected} is not JSON lines; nothing compared"
         if isinstance(item, dict) and "seq" in item:
             theirs.append(item)

@@ -96,6 +96,8 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
     fed = 0
 
     def say(item: Input) -> None:
+        # numbered as the inputs file will number it, so that what the players watched reads as its replay will
+        item = replace(item, line=len(inputs) + 1)
         inputs.append(item)
         watched.push(item)
 

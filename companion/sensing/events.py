@@ -9,6 +9,7 @@ from companion.sensing.inference import Candidate, Geometry, Measurement, Scored
 
 EVENT_KINDS = ("place", "remove", "move", "tip", "untip")   # what `companion analyze` prints
 TOP_CANDIDATES = 6
+MAX_ALTERNATIVES = 8     # an arm resting on the board can leave dozens open; the likeliest say enough
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,15 @@ class Change:
 
     def candidates(self) -> list[dict]:
         return [s.to_dict() for s in self.ranked]
+
+    def alternative_texts(self) -> list[dict]:
+        """What else the sensors say could have happened: those they cannot tell from the best, or (when it was
+        judged ambiguous by what remained) the others still over 1 %, each with its probability."""
+        others = [s for s in self.alternatives if s.candidate != self.best]
+        if not others:
+            others = [s for s in self.ranked if s.candidate != self.best and s.probability >= 0.01]
+        return [{"text": s.candidate.describe(), "probability": round(s.probability, 4)}
+                for s in others[:MAX_ALTERNATIVES]]
 
     def events(self) -> list["ArmEvent"]:
         b = self.best
@@ -91,6 +101,8 @@ class ArmEvent:
             d["message"] = self.message
         if self.details is not None:
             d["details"] = self.details
+        if self.ambiguous and self.change is not None:
+            d["alternatives"] = self.change.alternative_texts()
         if candidates and self.change is not None:
             d["candidates"] = self.change.candidates()
             d["measured"] = self.change.measurement.to_dict()

@@ -22,40 +22,77 @@ def is_glitch(counts: float) -> bool:
 
 
 class SpikeFilter:
-    """Drops single-sample spikes of any value, one sample late.
+    """Drops spikes of any value — runs of one or two samples — one or two samples late.
 
-    A sample that jumps away from its predecessor and straight back with its
-    successor is a spike; a real step (a pawn, a hand, the HX711 settling over
+    Samples that jump away from their predecessor and straight back with their
+    successor are a spike; a real step (a pawn, a hand, the HX711 settling over
     about four samples) stays away, so it passes. On a slope (a hand pressing)
-    the neighbours differ: a sample counts as a spike when it stands off the line
+    the neighbours differ: a run counts as a spike when it stands off the line
     between them by far more than they differ — the HX711 spreads any real change
-    over several samples, so no real one is that sharp.
+    over several samples, so no real one is that sharp. Two bit errors in a row
+    happen (at a 3 % glitch rate, once in a thousand samples of a cell): a run of
+    two is held until the sample after it says which it was, so only a jump waits.
     """
 
-    __slots__ = ("pending_t", "pending_v", "last_v", "dropped")
+    __slots__ = ("pending", "last_v", "dropped")
+    RUN = 2
 
     def __init__(self) -> None:
-        self.pending_t: float | None = None
-        self.pending_v = 0.0
+        self.pending: list[tuple[float, float]] = []
         self.last_v: float | None = None
         self.dropped = 0
 
-    def push(self, t: float, v: float, threshold: float) -> tuple[float, float] | None:
-        """Feed one sample; returns the previous one if it was genuine (else None)."""
-        out = None
-        if self.pending_t is not None:
-            p = self.pending_v
+    def push(self, t: float, v: float, threshold: float) -> list[tuple[float, float]]:
+        """Feed one sample; returns the earlier samples now known to be genuine, oldest first (often one, none
+        while a jump is being looked at, or several once it proves real)."""
+        self.pending.append((t, v))
+        out: list[tuple[float, float]] = []
+        while self.pending:
             last = self.last_v
-            if (last is not None and abs(p - last) > threshold and abs(p - v) > threshold
-                    and (p - last) * (p - v) > 0
-                    and (abs(v - last) < threshold or abs(p - (last + v) / 2) > 6 * abs(v - last))):
-                self.dropped += 1
-            else:
-                out = (self.pending_t, p)
-                self.last_v = p
-        self.pending_t = t
-        self.pending_v = v
+            first = self.pending[0][1]
+            if last is None or abs(first - last) <= threshold:
+                self._release(out)
+                continue
+            # the first pending sample jumped: is it (with the next) a spike the sample after comes back from?
+            decided = False
+            for run in range(1, self.RUN + 1):
+                if len(self.pending) <= run:
+                    break
+                after = self.pending[run][1]
+                if self._spike(last, [p for _, p in self.pending[:run]], after, threshold):
+                    del self.pending[:run]
+                    self.dropped += run
+                    decided = True
+                    break
+                if run < self.RUN and not self._may_be_spike(last, self.pending[run][1], first, threshold):
+                    self._release(out)    # the next one did not jump along with it: a real change
+                    decided = True
+                    break
+            if decided:
+                continue
+            if len(self.pending) > self.RUN:
+                self._release(out)        # the jump held for longer than any spike: a real change
+                continue
+            break                          # wait for the sample that says
         return out
+
+    def _release(self, out: list) -> None:
+        t, v = self.pending.pop(0)
+        self.last_v = v
+        out.append((t, v))
+
+    @staticmethod
+    def _may_be_spike(last: float, p: float, first: float, threshold: float) -> bool:
+        """Whether `p` jumped away from `last` to the side `first` did (so the two may be one run)."""
+        return abs(p - last) > threshold and (p - last) * (first - last) > 0
+
+    @staticmethod
+    def _spike(last: float, run: list[float], after: float, threshold: float) -> bool:
+        for p in run:
+            if not (abs(p - last) > threshold and abs(p - after) > threshold and (p - last) * (p - after) > 0
+                    and (abs(after - last) < threshold or abs(p - (last + after) / 2) > 6 * abs(after - last))):
+                return False
+        return True
 
 
 class NoiseEstimate:

@@ -40,9 +40,9 @@ from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
 from companion.sensing.inference import (Candidate, Measurement, Resolution, TrackedPawn, apply_candidate,
                                          enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
-                                         move_candidates, nominal_pawns, rank, rank_beliefs)
+                                         move_candidates, nominal_pawns, rank, rank_beliefs, touches_for)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
-from companion.sensing.touches import MODEL_INFLATION, locate, split
+from companion.sensing.touches import MODEL_INFLATION, HandSpread, locate, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
@@ -113,7 +113,8 @@ def _lighter(c: Candidate) -> bool:
 
 
 class _Cell:
-    __slots__ = ("name", "offset", "cpg", "spike", "noise", "win", "wsum", "last_t", "dt", "glitches", "latest")
+    __slots__ = ("name", "offset", "cpg", "spike", "noise", "win", "wsum", "last_t", "dt", "glitches", "latest",
+                 "trace")
 
     def __init__(self, name: str, offset: float, cpg: float, noise: float):
         self.name = name
@@ -127,6 +128,7 @@ class _Cell:
         self.dt = 0.05
         self.glitches = 0
         self.latest: float | None = None
+        self.trace: deque[tuple[float, float]] = deque(maxlen=1024)    # (t, g) for locating the hands' touches
 
     def clear(self) -> None:
         self.win.clear()
@@ -186,8 +188,8 @@ class ArmFollower:
         self._contacts: deque[list[float]] = deque(maxlen=16)
         # the load cells' sum over the last seconds, for the hands' touches (touches.py), and those found for
         # the gesture being judged: (its start, how many looks, the touches)
-        self._wtrace: deque[tuple[float, float]] = deque(maxlen=4096)
-        self._touch_cache: tuple[float, int, tuple] | None = None
+        self._touch_cache: tuple[tuple[float, float], int, tuple] | None = None
+        self.hands = HandSpread()          # where this table's touches are located, against the holders touched
         self._next_eval = -math.inf
         self.board_reported: int | None = None
         self._last_board: tuple[int, bool] = (0, False)
@@ -341,6 +343,8 @@ class ArmFollower:
                              "game's pawns with set_occupancy")
         options.sort(key=lambda e: -e[0])
         top = options[0][0]
+        best = options[0][3]
+        self.hands.learn(touches_for(best, m), best.touch_x)
         merged: dict[tuple, list] = {}
         for score, ll, pool, c in options:
             w = math.exp(max(-700.0, score - top))
@@ -413,10 +417,10 @@ class ArmFollower:
         if is_glitch(raw):
             cell.glitches += 1
             return
-        got = cell.spike.push(t, raw, self.s.spike_sigma * cell.noise.sigma)
-        if got is None:
-            return
-        ts, v = got
+        for ts, v in cell.spike.push(t, raw, self.s.spike_sigma * cell.noise.sigma):
+            self._cell_sample(cell, ts, v)
+
+    def _cell_sample(self, cell: _Cell, ts: float, v: float) -> None:
         if cell.last_t is not None:
             cell.dt += 0.05 * (min(1.0, ts - cell.last_t) - cell.dt)
         cell.last_t = ts
@@ -424,7 +428,7 @@ class ArmFollower:
         cell.latest = g
         if self._cells_ready or all(c.latest is not None for c in self._cell_list):
             self._cells_ready = True
-            self._wtrace.append((ts, self._weight_now()))
+            cell.trace.append((ts, g))
         mode = self.mode
         win = cell.win
         n = len(win)
@@ -798,7 +802,8 @@ class ArmFollower:
         touches, by_size = self._gesture_touches(t, w1)
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
-                        fan if not board else None, pred, touches, by_size)
+                        fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
+                        self.hands.gain)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:
@@ -806,26 +811,40 @@ class ArmFollower:
         after the hands left, when more of the swing after them is in."""
         if not self._accel_seen or not self._cell_list or self.board0:
             return (), None    # resting on the board before, the arm was pinned: its angle said nothing of the hands
-        key = self.t_disturbed
+        # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
+        key = (self.t_disturbed, self.t_off)
         looks = 1 if t - self.t_off < 1.0 else 2
         cached = self._touch_cache
         if cached is not None and cached[0] == key and cached[1] >= looks:
             return cached[2]
-        start = key - 0.15
-        # each cell's spike filter hands its samples on one late: the cells' entries interleave out of order
-        ws = sorted((tt, w) for tt, w in self._wtrace if start <= tt <= t)
+        start = self.t_disturbed - 0.15
+        ws = _summed([[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list])
         if len(ws) < 4:
             return (), None
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
                       lightest_g=min(self.geo.mass.values()))
-        angle = [(tt, s) for tt, s in self.angle if key - 0.5 <= tt <= t]
+        angle = [(tt, s) for tt, s in self.angle if self.t_disturbed - 0.5 <= tt <= t]
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
+        # a load cell reads a hand's force late and spread over its settling: a sample late on average, over
+        # settle_samples of them. The arm's answer is judged as the cells would have read it — the angle averaged
+        # over the settling too, and the weights shifted to match — so that both sides are equally blurred: read
+        # sharp, the angle's swing is set against a blurred force, and at 10 SPS every touch came out 6-17 % nearer
+        # the pivot and twice as scattered as at 80 SPS
+        span = (self.s.settle_samples - 1) * dt
+        lag = dt - span / 2
+        inflation = MODEL_INFLATION
+        if span >= 0.06:     # (a quick cell's blur is a few accelerometer samples: reading the angle sharp is closer)
+            angle = _blurred(angle, span)
+            free = [(a + span, b) for a, b in free if b > a + span]
+        else:
+            lag = dt
+            inflation *= max(1.0, math.sqrt(dt / 0.0125))
         common = dict(rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa,
-                      omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma, lag_s=dt,
-                      inflation=MODEL_INFLATION * max(1.0, math.sqrt(dt / 0.0125)))
+                      omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma, lag_s=lag,
+                      inflation=inflation)
         found = tuple(locate(angle, ws, parts, **common))
         by_size = None
         if len(parts) == 2:
@@ -1153,3 +1172,43 @@ def _and(words: Sequence[str]) -> str:
     """'E6', 'E6 and E4', 'E6, E4 and W2'."""
     words = list(words)
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """The load cells' sum at every instant one of them was read, each cell interpolated between its own
+    readings. A cell's spike filter may hold a jump back a sample or two while the others go on: summing each
+    cell's latest value as it arrives would mix readings of different instants."""
+    traces = [tr for tr in traces if tr]
+    if not traces:
+        return []
+    times = sorted({e[0] for tr in traces for e in tr})
+    out = []
+    idx = [0] * len(traces)
+    for t in times:
+        total = 0.0
+        for k, tr in enumerate(traces):
+            i = idx[k]
+            while i + 1 < len(tr) and tr[i + 1][0] <= t:
+                i += 1
+            idx[k] = i
+            t0, v0 = tr[i]
+            if t <= t0 or i + 1 >= len(tr):
+                total += v0
+            else:
+                t1, v1 = tr[i + 1]
+                total += v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+        out.append((t, total))
+    return out
+
+
+def _blurred(samples: Sequence[tuple[float, float]], span: float) -> list[tuple[float, float]]:
+    """Each (t, value) replaced by the mean of the samples over the `span` seconds up to it."""
+    out = []
+    total, lo = 0.0, 0
+    for i, (t, v) in enumerate(samples):
+        total += v
+        while samples[lo][0] < t - span:
+            total -= samples[lo][1]
+            lo += 1
+        out.append((t, total / (i - lo + 1)))
+    return out

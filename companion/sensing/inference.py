@@ -311,13 +311,16 @@ class Measurement:
     # the same gesture's touches fitted for a move of each pawn size (the pause between its touches is then
     # known to carry that pawn less): size -> touches
     touches_by_size: Any = field(default=None, compare=False, repr=False)
+    finger_mm: float = field(default=12.0, compare=False, repr=False)    # the hands' spread about a holder (1σ)
+    touch_gain: float = field(default=1.0, compare=False, repr=False)    # a touch at x is located at about gain · x
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
         return Measurement(self.dw + later.dw, self.var_dw + later.var_dw, self.tau0, self.var_tau0,
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
-                           tuple(self.touches) + tuple(later.touches))   # (two changes: no per-size fit)
+                           tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
+                           None, later.finger_mm, later.touch_gain)
 
     def to_dict(self) -> dict:
         return {
@@ -382,10 +385,14 @@ def _hands(c: Candidate, m: Measurement) -> float:
         return 0.0
     from companion.sensing.touches import loglik
 
-    touches = m.touches
+    return loglik(touches_for(c, m), [m.touch_gain * x for x in c.touch_x], jitter_mm=m.finger_mm)
+
+
+def touches_for(c: Candidate, m: Measurement) -> tuple:
+    """The touches `c` is judged by: a two-touch move's are fitted knowing its pawn's mass, when they could be."""
     if len(c.touch_x) == 2 and m.touches_by_size and c.size in m.touches_by_size:
-        touches = m.touches_by_size[c.size]
-    return loglik(touches, c.touch_x)
+        return m.touches_by_size[c.size]
+    return m.touches
 
 
 @dataclass(frozen=True)
@@ -567,6 +574,7 @@ class MoveMatch:
     log_likelihood: float
     fits: bool               # the measurement is consistent with this move at all
     text: str
+    distance2: float = 0.0   # how far the measurement is from what the move predicts (squared Mahalanobis)
 
     def to_dict(self) -> dict:
         return {"move": self.move, "probability": round(self.probability, 4),
@@ -668,7 +676,7 @@ def match_moves(change: Any, moves: Sequence[Mapping[str, Any]], *, fit_d2: floa
     top = max(s[0] for s in scored)
     weights = [math.exp(max(-700.0, s[0] - top)) for s in scored]
     total = sum(weights)
-    out = [MoveMatch(mv, w / total, ll, d2 <= fit_d2, _move_text(mv)) for (ll, d2, mv), w in zip(scored, weights)]
+    out = [MoveMatch(mv, w / total, ll, d2 <= fit_d2, _move_text(mv), d2) for (ll, d2, mv), w in zip(scored, weights)]
     out.sort(key=lambda mm: -mm.probability)
     return out
 
@@ -690,8 +698,12 @@ def _as_changes(change: Any) -> list:
     return out
 
 
-def chosen_move(matches: Sequence[MoveMatch], *, threshold: float = 0.95) -> dict | None:
-    """The move to apply without asking, or None: ask the players (or nothing fits at all)."""
-    if matches and matches[0].fits and matches[0].probability >= threshold:
+def chosen_move(matches: Sequence[MoveMatch], *, threshold: float = 0.95,
+                well_d2: float | None = None) -> dict | None:
+    """The move to apply without asking, or None: ask the players (or nothing fits at all). With `well_d2`, the
+    move must also fit the measurement that well: likelier than the others is not enough when it is itself far
+    from what was measured (most often a measurement disturbed, which a longer look puts right)."""
+    if matches and matches[0].fits and matches[0].probability >= threshold and (
+            well_d2 is None or matches[0].distance2 <= well_d2):
         return matches[0].move
     return None

@@ -1,8 +1,9 @@
 """What a follower has learned, as plain data: to start a fresh follower where an old one left off.
 
 A follower learns as a game goes on: each load cell's and the accelerometer's noise, how the
-swing's frequency and damping differ from what the physics predicts, the zero's drift, the mass of every pawn it weighed, and which
-accounts of the pawns are still open. `memory_of` writes that down as JSON-safe data;
+swing's frequency and damping differ from what the physics predicts, the zero's drift, the mass
+of every pawn it weighed, how far from a holder's centre the hands touch, and which accounts of
+the pawns are still open. `memory_of` writes that down as JSON-safe data;
 `resume` builds a new follower that starts with it (its buffers empty, as at start-up).
 
 The daemon does this now and then, at a quiet moment, with the flight recorder on: the
@@ -22,6 +23,7 @@ from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
 from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
+from companion.sensing.touches import HandSpread
 
 VERSION = 1
 MAX_WEIGHED = 50
@@ -41,6 +43,7 @@ def memory_of(f: ArmFollower) -> dict:
         "beliefs": [{"log_weight": b.log_weight,
                      "pawns": [[p.holder, p.size, p.mass_g, p.sigma_g] for p in b.pawns]} for b in f.beliefs],
         "weigh_pending": None if pending is None else list(pending),
+        "hand_touches": [list(m) for m in f.hands.touches],
     }
 
 
@@ -59,7 +62,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     if memory.get("version") != VERSION:
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
-                                    "zero_t", "weighed", "beliefs", "weigh_pending"})
+                                    "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -104,6 +107,15 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
                                        _number({"s": p[3]}, "s", where, low=0.0, high=1e4)))
         log_weight = _number(b, "log_weight", where, low=-1e4, high=0.0)
         f.beliefs.append(Belief(log_weight, tracked, enumerate_candidates(geo, tracked)))
+    touches = memory.get("hand_touches")     # (a memory written before the hands were learned has none: the prior)
+    if touches is not None:
+        if not isinstance(touches, list) or len(touches) > HandSpread.KEEP or not all(
+                isinstance(m, list) and len(m) == 3 for m in touches):
+            raise ValueError(f"follower memory: hand_touches must be a list of at most {HandSpread.KEEP} "
+                             "[holder x, located x, σ²] triples")
+        f.hands = HandSpread([(_number({"x": a}, "x", "hand_touches.", low=-1e4, high=1e4),
+                               _number({"x": b}, "x", "hand_touches.", low=-1e4, high=1e4),
+                               _number({"s": c}, "s", "hand_touches.", low=0.0, high=1e6)) for a, b, c in touches])
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):

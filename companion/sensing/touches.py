@@ -26,6 +26,7 @@ from typing import Sequence
 STEP_S = 0.002              # integration step of the arm's response
 MIN_TOUCH_S = 0.08          # a bump in the weight shorter than this is no hand
 MIN_GAP_S = 0.08            # a pause between touches must hold this long
+NEAR_S = 0.5                # a pause's own touches are this close either side of it
 MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samples to say anything
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
@@ -65,7 +66,12 @@ def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w
         if lifted and sm[i - 1] > bottom and sm[j + 1] > bottom:
             left, right = max(sm[:i]), max(sm[j + 1:])
             rise = min(left, right) - bottom
-            if rise > max(3 * thr, 0.3 * (min(left, right) - min(sm))) and times[j] - times[i] <= 1.5:
+            # and a valley of its own: the weight rises well above it close by on both sides (on a steep slope
+            # the cells' interleaved readings can dip a little, which is no pause)
+            near = min(max(sm[k] for k in range(i) if times[k] >= times[i] - NEAR_S) if i else bottom,
+                       max(sm[k] for k in range(j + 1, n) if times[k] <= times[j] + NEAR_S)) - bottom
+            if (rise > max(3 * thr, 0.3 * (min(left, right) - min(sm))) and near > 3 * thr
+                    and times[j] - times[i] <= 1.5):
                 cuts.append((i, j))
         i = j + 1
     # between two cuts there must be a bump, or they are one pause (a noisy flat bottom breaks into valleys)
@@ -258,6 +264,82 @@ def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, 
         out.append(Touch(a, b, x[i] if math.isfinite(sigma) else None, sigma, bases[i] - levels[i],
                          tuple(inv[i][j] * s2 for j in range(k))))
     return out
+
+
+class HandSpread:
+    """How the touches located at this table relate to the holders the hands touched: a gain (a located touch lies
+    at about gain · the holder's x) and a spread (1σ, mm, how far from that the hands touch), each with a prior
+    worth `PRIOR_N` touches, then learned from the touches of moves the game confirmed.
+
+    A load cell reads a hand's force late and blurred; the follower judges the arm's answer as the cells would have
+    read it, but a cell's filter unlike the one it assumes (or an arm unlike the model) still locates every touch a
+    little nearer the pivot or farther (2-6 % at 10 SPS on the arms we tried, 0-2 % at 80 SPS; read sharp, 10 SPS
+    was 6-17 %): a gain, the same along the arm, that depends on the cells, the arm and the hands — so it is
+    learned, not assumed. The spread is the value that makes the misses as large as expected, each judged with its own
+    located σ: players, and how pawns sit in their holders, differ. Both priors are wide on purpose."""
+
+    PRIOR_MM = 12.0
+    PRIOR_N = 10.0
+    PRIOR_X_MM = 80.0      # the prior on the gain counts as PRIOR_N touches this far out
+    LOW_MM = 6.0           # never surer than this, however tidy the hands so far
+    HIGH_MM = 25.0
+    GAIN_RANGE = (0.6, 1.4)
+    KEEP = 100             # the latest touches learned from
+
+    def __init__(self, touches: Sequence[tuple[float, float, float]] = ()):
+        # (the holder's x, where the touch was located, its located σ²)
+        self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
+                                                          for a, b, c in touches][-self.KEEP:]
+        self.gain, self.sigma_mm = self._solve()
+
+    def learn(self, touches: Sequence[Touch], expected: Sequence[float]) -> None:
+        """`touches` of a change the game has settled, and where its move touched (holders' x, in order)."""
+        if not touches or len(touches) != len(expected):
+            return      # a miscount says nothing of where the hands touch
+        for tc, x in zip(touches, expected):
+            if tc.x is None or not math.isfinite(tc.sigma) or tc.sigma > self.HIGH_MM:
+                continue
+            # a touch wrongly split or fitted must not move the gain or widen the spread without bound
+            located = max(x - 3.0 * self.HIGH_MM, min(x + 3.0 * self.HIGH_MM, tc.x))
+            self.touches.append((float(x), located, tc.sigma ** 2))
+        del self.touches[:-self.KEEP]
+        self.gain, self.sigma_mm = self._solve()
+
+    def expected(self, xs: Sequence[float]) -> list[float]:
+        """Where touches at holders `xs` are located at this table."""
+        return [self.gain * x for x in xs]
+
+    def _solve(self) -> tuple[float, float]:
+        gain, spread = 1.0, self.PRIOR_MM
+        if not self.touches:
+            return gain, spread
+        lo_g, hi_g = self.GAIN_RANGE
+        for _ in range(6):     # the gain weighs each touch by σ² + spread², the spread judges misses from gain · x
+            j2 = spread * spread
+            prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
+            num = prior + sum(x * xl / (s2 + j2) for x, xl, s2 in self.touches)
+            den = prior + sum(x * x / (s2 + j2) for x, _, s2 in self.touches)
+            gain = max(lo_g, min(hi_g, num / den))
+            spread = self._spread([((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches])
+        return gain, spread
+
+    def _spread(self, misses: Sequence[tuple[float, float]]) -> float:
+        def excess(j: float) -> float:     # how much larger the misses are than σ² + j² says, on average; falls as j grows
+            total = self.PRIOR_N * self.PRIOR_MM ** 2 / (j * j) + sum(m2 / (s2 + j * j) for m2, s2 in misses)
+            return total / (self.PRIOR_N + len(misses)) - 1.0
+
+        lo, hi = self.LOW_MM, self.HIGH_MM
+        if excess(lo) <= 0:
+            return lo
+        if excess(hi) >= 0:
+            return hi
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if excess(mid) > 0:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

@@ -144,6 +144,8 @@ def create_app(companion) -> Flask:
                 continue
             try:
                 events.append(json.loads(line))
+            except RecursionError:
+                raise ApiError(400, f"line {n} of the game record is nested too deeply") from None
             except ValueError:
                 raise ApiError(400, f"line {n} of the game record is not JSON") from None
         ev = host.load_record(events, source="page")

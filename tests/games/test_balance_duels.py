@@ -272,6 +272,25 @@ def test_table_judged_tips_come_from_a_report(model):
         bd.report_tip(model, bd.new_game(model))
 
 
+def test_a_tip_reported_after_the_homecoming_move_takes_the_win_away(model):
+    # home means home without tipping the arm: with the table judging, the tip comes just after the move
+    home = [(1, "L", "W3"), (1, "L", "W4"), (1, "L", "W5"), (1, "L", "E6"), (2, "L", "E1")]
+    s = with_pawns(bd.new_game(model, 2, pawns=4, tip_judge="table"), home)
+    s = bd.apply(model, s, pick(model, s, 2, kind="advance", from_holder="E6"))
+    assert s.over and s.result == "home" and bd.view(model, s)["tip_can_be_reported"]
+    tipped = bd.report_tip(model, s)
+    assert tipped.result == "tip" and tipped.winners == (2,) and tipped.tipped_by == 1
+    assert not bd.view(model, tipped)["tip_can_be_reported"]
+    with pytest.raises(RuleError, match="over"):
+        bd.report_tip(model, tipped)
+    # once anything else has happened, the win stands
+    s = with_pawns(bd.new_game(model, 2, pawns=4, tip_judge="table"), home)
+    s = bd.apply(model, s, pick(model, s, 2, kind="advance", from_holder="E6"))
+    s = bd.apply(model, s, [m for m in bd.legal_moves(model, s, None) if m.kind == "rearrange"][0])
+    with pytest.raises(RuleError, match="over"):
+        bd.report_tip(model, s)
+
+
 def test_pass_without_roll_house_rule(model):
     s = with_pawns(bd.new_game(model, 2, pass_needs_roll=False), [(1, "L", "E2"), (2, "L", "W7")])
     assert bd.legal_moves(model, s, None) == [Move("pass", 1)]

@@ -34,7 +34,11 @@ def test_a_simulated_recording_analyzes_back_to_what_the_hands_did(sim_trace, ca
     for g, e in zip(got, expected):
         if not g["ambiguous"]:
             assert all(g.get(k) == e.get(k) for k in ("size", "holder", "from", "to"))
-        assert set(g) <= {"t", "event", "size", "holder", "from", "to", "confidence", "ambiguous"}
+            assert set(g) <= {"t", "event", "size", "holder", "from", "to", "confidence", "ambiguous"}
+        else:
+            # an ambiguous event names what else could have happened, each with its probability
+            assert g["alternatives"] and all(0.0 < a["probability"] <= 1.0 and a["text"] for a in g["alternatives"])
+            assert set(g) <= {"t", "event", "size", "holder", "from", "to", "confidence", "ambiguous", "alternatives"}
         assert 0.0 <= g["confidence"] <= 1.0
     assert "rows" in err and "real time" in err
 

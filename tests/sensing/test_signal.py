@@ -56,11 +56,22 @@ def test_a_single_spike_is_dropped_and_a_step_is_kept():
     f = SpikeFilter()
     out = []
     for i, v in enumerate([100, 101, 99, 5000, 100, 102, 2000, 2001, 1999, 2002]):
-        got = f.push(i * 0.1, v, threshold=50)
-        if got:
-            out.append(got[1])
+        out += [value for _, value in f.push(i * 0.1, v, threshold=50)]
     assert 5000 not in out and f.dropped == 1
-    assert out[-3:] == [2000, 2001, 1999]
+    assert out[-4:] == [2000, 2001, 1999, 2002]     # a sample that did not jump is not held
+
+
+def test_two_spikes_in_a_row_are_dropped_and_a_steep_slope_is_kept():
+    """Two bit errors in a row, then a hand pressing fast: samples rising by more than the threshold each."""
+    f = SpikeFilter()
+    out = []
+    samples = [100, 101, 99, 100, 90000, 200000, 101, 100] + [100 + 80 * k for k in range(1, 9)] + [740, 741, 739]
+    for i, v in enumerate(samples):
+        out += [(t, value) for t, value in f.push(i * 0.1, v, threshold=50)]
+    values = [v for _, v in out]
+    assert 90000 not in values and 200000 not in values and f.dropped == 2
+    assert values[-11:-2] == [100 + 80 * k for k in range(1, 9)] + [740]     # the slope, every sample of it
+    assert [t for t, _ in out] == sorted(t for t, _ in out)
 
 
 @pytest.mark.parametrize("order", [1, 2])

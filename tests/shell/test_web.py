@@ -145,6 +145,9 @@ def test_a_downloaded_record_loads_back_as_a_game(client):
     (b'{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}\n'
      b'{"kind": "action", "body": {"action": {"type": "roll", "value": 9}}}\n', "line 2: a die shows 1 to 6"),
     (b'{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}\n{"kind": "undo"}\n', "line 2: an undo"),
+    (b"[" * 20000 + b"\n", "line 1 of the game record is nested too deeply"),
+    (b'{"kind": "new_game", "body": {"game": "balance_duels", "options": {"x": ' + b"[" * 900 + b"]" * 900
+     + b"}}}\n", "line 1"),
 ])
 def test_a_bad_record_is_refused_whole(client, record, needle):
     before = client.get("/api/state").get_json()["seq"]

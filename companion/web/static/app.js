@@ -339,7 +339,7 @@
       for (let n = 1; n <= 6; n++) controls.append(el("button", { class: "btn", type: "button", "aria-label": `we rolled ${n}`,
         onclick: () => post("/api/roll", { value: n }).catch(showError) }, String(n)));
     }
-    if (!v.over && v.options.tip_judge === "table") {
+    if (v.tip_can_be_reported) {
       controls.append(el("button", { class: "btn", type: "button", onclick: () => api.act({ type: "tip" }).catch(showError) }, "The arm tipped"));
     }
     const moves = el("ul", { class: "bd-moves", "aria-label": "legal moves" }, v.moves.map((m) => el("li", {},

@@ -1,0 +1,143 @@
+"""The hands' touches: split from the weight, located from the arm's answer, judged, and learned per table."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from companion.sensing.touches import HandSpread, Touch, locate, loglik, split
+
+KAPPA = 17000.0
+OMEGA = 2 * math.pi * 1.2
+ZETA = 0.1
+
+
+def ramp(t: float, a: float, b: float, edge: float = 0.05) -> float:
+    """0 → 1 → 0 over [a, b] with soft edges, as a hand presses and lets go."""
+    if t <= a or t >= b:
+        return 0.0
+    return min(1.0, (t - a) / edge, (b - t) / edge)
+
+
+def gesture(touches, *, w_before=40.0, t_end=3.5, cell_hz=80.0, accel_hz=100.0, tau0=300.0, noise=0.0005, seed=1):
+    """An arm answering hands: each touch (start, end, x mm, force g, pawn g it leaves: + put down, − lifted) adds
+    force · x to the torque while it presses and the pawn's change from its middle on. The angle is integrated
+    here on a fine grid, independently of touches.py, and read with the accelerometer's noise."""
+    rng = random.Random(seed)
+    def weight(t: float) -> float:
+        w = w_before
+        for a, b, _, force, pawn in touches:
+            w += force * ramp(t, a, b) + (pawn if t >= (a + b) / 2 else 0.0)
+        return w
+
+    def torque(t: float) -> float:
+        tau = tau0
+        for a, b, x, force, pawn in touches:
+            tau += x * (force * ramp(t, a, b) + (pawn if t >= (a + b) / 2 else 0.0))
+        return tau
+
+    dt = 1e-4
+    s, v = tau0 / KAPPA, 0.0
+    angle, t, next_a = [], 0.0, 0.0
+    while t < t_end:
+        if t >= next_a:
+            angle.append((t, s + rng.gauss(0.0, noise)))
+            next_a += 1.0 / accel_hz
+        acc = OMEGA ** 2 * (torque(t) / KAPPA - s) - 2 * ZETA * OMEGA * v
+        v += acc * dt
+        s += v * dt
+        t += dt
+    weights = [(k / cell_hz, weight(k / cell_hz)) for k in range(int(t_end * cell_hz))]
+    return angle, weights, weight(t_end)
+
+
+def test_split_finds_the_pause_between_a_lift_and_a_put_down():
+    _, weights, _ = gesture([(0.2, 0.8, -57.0, 60.0, -10.0), (1.2, 1.8, 76.0, 50.0, 10.0)])
+    ts, ws = [t for t, _ in weights], [w for _, w in weights]
+    found = split(ts, ws, 0.05, w_before=40.0, lightest_g=6.0)
+    assert len(found) == 2
+    (a1, b1), (a2, b2) = found
+    assert a1 == ts[0] and 0.8 <= b1 <= 1.2 and 0.8 <= a2 <= 1.2 and b2 == ts[-1]
+
+
+def test_split_keeps_one_press_whole():
+    _, weights, _ = gesture([(0.2, 1.1, 57.0, 80.0, 10.0)])
+    assert len(split([t for t, _ in weights], [w for _, w in weights], 0.05, w_before=40.0, lightest_g=6.0)) == 1
+
+
+@pytest.mark.parametrize("x1,x2", [(-57.0, 76.0), (95.0, 19.0), (-133.0, -38.0)])
+def test_locate_places_each_touch_where_it_pressed(x1, x2):
+    spec = [(0.2, 0.8, x1, 60.0, -10.0), (1.2, 1.8, x2, 50.0, 10.0)]
+    angle, weights, w_after = gesture(spec)
+    found = locate(angle, weights, [(0.0, 1.0), (1.0, weights[-1][0])], rest_before=300.0 / KAPPA,
+                   w_before=40.0, w_after=w_after, kappa=KAPPA, omega=OMEGA, zeta=ZETA, free=[(0.0, 3.5)],
+                   noise=0.0005)
+    assert [round(t.lifted) for t in found] == [10, -10]
+    for touch, x in zip(found, (x1, x2)):
+        assert touch.x == pytest.approx(x, abs=1.0) and 0.0 < touch.sigma < 1.0
+
+
+def test_a_noisier_swing_locates_less_surely_but_honestly():
+    spec = [(0.2, 0.8, -57.0, 25.0, -10.0), (1.2, 1.8, 76.0, 20.0, 10.0)]
+    angle, weights, w_after = gesture(spec, noise=0.02, seed=7)
+    found = locate(angle, weights, [(0.0, 1.0), (1.0, weights[-1][0])], rest_before=300.0 / KAPPA,
+                   w_before=40.0, w_after=w_after, kappa=KAPPA, omega=OMEGA, zeta=ZETA, free=[(0.0, 3.5)],
+                   noise=0.02)
+    for touch, x in zip(found, (-57.0, 76.0)):
+        assert 1.0 < touch.sigma < 20.0 and abs(touch.x - x) < 3 * touch.sigma
+
+
+def test_locate_says_nothing_without_a_free_swing():
+    angle, weights, w_after = gesture([(0.2, 0.8, 57.0, 60.0, 10.0)])
+    found = locate(angle, weights, [(0.0, weights[-1][0])], rest_before=300.0 / KAPPA, w_before=40.0,
+                   w_after=w_after, kappa=KAPPA, omega=OMEGA, zeta=ZETA, free=[], noise=0.0005)
+    assert [(t.x, t.sigma) for t in found] == [(None, math.inf)]
+
+
+def touch(x: float, sigma: float = 3.0) -> Touch:
+    return Touch(0.0, 1.0, x, sigma, 0.0)
+
+
+def test_loglik_prefers_the_holders_touched_and_charges_a_miscount():
+    seen = [touch(-60.0), touch(70.0)]
+    right = loglik(seen, [-57.0, 76.0], jitter_mm=6.0)
+    wrong = loglik(seen, [-76.0, 57.0], jitter_mm=6.0)
+    assert right > wrong + 2.0
+    assert loglik(seen, [-57.0], jitter_mm=6.0) == pytest.approx(math.log(0.25))
+    # a model is never surer than its floor, and touches that said nothing count for nothing
+    assert loglik([touch(500.0)], [-57.0], jitter_mm=6.0) == -8.0
+    assert loglik([Touch(0.0, 1.0, None, math.inf, 0.0)], [57.0]) == 0.0
+
+
+def test_hand_spread_starts_from_its_prior():
+    hands = HandSpread()
+    assert (hands.gain, hands.sigma_mm) == (1.0, HandSpread.PRIOR_MM)
+    assert hands.expected([57.0, -76.0]) == [57.0, -76.0]
+
+
+def test_hand_spread_learns_a_tables_gain_and_spread():
+    rng = random.Random(4)
+    hands = HandSpread()
+    for _ in range(HandSpread.KEEP):
+        x = rng.choice([-133.0, -95.0, -57.0, -19.0, 38.0, 76.0, 114.0])
+        hands.learn([touch(0.85 * x + rng.gauss(0.0, 8.0), 4.0)], [x])
+    assert hands.gain == pytest.approx(0.85, abs=0.03)
+    assert 6.0 <= hands.sigma_mm <= 9.5
+    assert len(hands.touches) == HandSpread.KEEP
+
+
+def test_hand_spread_stays_within_its_bounds_and_ignores_what_says_nothing():
+    tidy = HandSpread()
+    for x in (57.0, -76.0) * 50:
+        tidy.learn([touch(x, 1.0)], [x])
+    assert tidy.sigma_mm == HandSpread.LOW_MM and tidy.gain == pytest.approx(1.0)
+    wild = HandSpread()
+    for x in (57.0, -76.0) * 50:
+        wild.learn([touch(x + 400.0, 1.0)], [x])      # a fit gone wrong moves things only so far
+    assert wild.sigma_mm == HandSpread.HIGH_MM and HandSpread.GAIN_RANGE[0] <= wild.gain <= HandSpread.GAIN_RANGE[1]
+    before = (tidy.gain, tidy.sigma_mm, len(tidy.touches))
+    tidy.learn([touch(10.0)], [57.0, -76.0])            # a miscount
+    tidy.learn([Touch(0.0, 1.0, None, math.inf, 0.0)], [57.0])
+    assert (tidy.gain, tidy.sigma_mm, len(tidy.touches)) == before

@@ -1,0 +1,66 @@
+"""The move that brings a player home and tips the arm is no win, when the table judges tips (the sensors)."""
+
+from dataclasses import replace
+
+from companion.arm_link import ArmLink
+from companion.games import balance_duels as bd
+from companion.games.balance_duels import Pawn
+from companion.games.balance_model import load_model
+from companion.sensing.follower import ArmFollower
+from companion.sensing.simtrace import TableScript
+from companion.table_time import TableTime
+
+MODEL = load_model("A")
+
+
+class Host:
+    """The game host as the arm link sees it: a Balance Duels state the sensors act on."""
+
+    game = "balance_duels"
+
+    def __init__(self, state):
+        self.state = state
+
+    def act(self, action, source="page"):
+        self.state = bd.act(MODEL, self.state, action)
+
+
+def one_move_from_home(*, far_out: bool):
+    """Seat 1 has three pawns home and one at E6; a 5 takes it home to W4. Far out, that tips the arm; else the arm
+    holds (τ −2850 g·mm of the 2952 it takes) until seat 2's pawn in E7 is taken off."""
+    home = ("W5", "W6", "W7") if far_out else ("W1", "W5", "W6")
+    state = bd.new_game(MODEL, 2, pawns=4, tip_judge="table")
+    placed = [(1, "L", h) for h in home] + [(1, "L", "E6"), (2, "L", "E7")]
+    pawns = list(state.pawns)
+    for seat, size, holder in placed:
+        i = next(i for i, p in enumerate(pawns) if p.seat == seat and p.size == size and p.holder is None)
+        pawns[i] = Pawn(seat, size, holder)
+    state = replace(state, pawns=tuple(pawns), opening=frozenset(), to_move=1)
+    return bd.act(MODEL, state, {"type": "roll", "value": 5})
+
+
+def play(far_out: bool, *, clear_after: bool = False):
+    state = one_move_from_home(far_out=far_out)
+    script = TableScript(MODEL, "medium-80sps", seed=5, pawns=state.on_arm())
+    host = Host(state)
+    link = ArmLink(host, MODEL, ArmFollower(MODEL, script.calibration(), pawns=state.on_arm()), time=TableTime())
+    script.move("E6", "W4", "L")
+    script.wait(4.0)
+    if clear_after:
+        script.remove("E7", "L")     # the players clear the arm, and it tips
+        script.wait(4.0)
+    for t, sensor, value in script.rows:
+        link.feed(t, sensor, value)
+    return host.state, script
+
+
+def test_the_homecoming_move_that_tips_the_arm_loses():
+    state, script = play(far_out=True)
+    assert script.actions[0].tipped_after
+    assert state.over and state.result == "tip" and state.winners == (2,)
+
+
+def test_a_homecoming_that_holds_wins_even_if_the_arm_tips_while_it_is_cleared():
+    state, script = play(far_out=False, clear_after=True)
+    assert not script.actions[0].tipped_after and script.actions[1].tipped_after
+    assert state.over and state.result == "home" and state.winners == (1,)

@@ -883,8 +883,10 @@ class ArmFollower:
         return reach >= self.s_max - self.accel_noise.sigma
 
     def _predictor(self) -> SwingPredictor:
-        # until long swings have confirmed the prior, a predicted ω is known less well
-        rel = 0.004 if self.cal.swing_measured else 0.02
+        # how well a predicted ω is known: calibrated, to about 1 % (at 0.4 % a placement judged 0.35 s into a
+        # 1.5 Hz swing was read a holder off at 0.9999, the swing's own best frequency saying the right one);
+        # uncalibrated, less well until long swings have confirmed the prior
+        rel = 0.01 if self.cal.swing_measured else 0.02
         return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
 
     def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):

@@ -189,7 +189,7 @@ class SwingPredictor:
     swing: ArmSwing
     scale: float = 1.0
     zeta_scale: float = 1.0
-    rel_sigma: float = 0.004      # how well a predicted ω is known (1σ, relative): masses, positions, the model
+    rel_sigma: float = 0.01       # how well a predicted ω is known (1σ, relative): masses, positions, the model
 
     def at(self, load_gmm2: float) -> tuple[float, float]:
         omega, zeta = self.swing.at(load_gmm2)

@@ -37,6 +37,22 @@ class ApiError(Exception):
         self.extra = extra
 
 
+class _Slot:
+    """One live page's place among the streams: given back once, however its response ends."""
+
+    def __init__(self, streams: threading.BoundedSemaphore):
+        self._streams = streams
+        self._lock = threading.Lock()
+        self._held = True
+
+    def release(self) -> None:
+        with self._lock:
+            if not self._held:
+                return
+            self._held = False
+        self._streams.release()
+
+
 def _body() -> dict:
     if not request.data:
         return {}
@@ -185,10 +201,16 @@ def create_app(companion) -> Flask:
             raise ApiError(400, "Last-Event-ID must be a sequence number") from None
         if not streams.acquire(blocking=False):
             raise ApiError(503, f"too many live pages are open ({cfg.max_streams}); try again shortly")
-        return Response(_stream(last), mimetype="text/event-stream",
-                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        slot = _Slot(streams)
+        response = Response(_stream(last, slot), mimetype="text/event-stream",
+                            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        # the server closes every response it was given, read or not: a HEAD request, a stream never started or
+        # one that failed before its first byte gives its slot back there (a generator never started never
+        # reaches its own finally)
+        response.call_on_close(slot.release)
+        return response
 
-    def _stream(last: int | None):
+    def _stream(last: int | None, slot: "_Slot"):
         try:
             yield b"retry: 2000\n\n"
             sent = last     # None: a new page, which starts from the whole state
@@ -214,7 +236,7 @@ def create_app(companion) -> Flask:
                     last_beat = now
                 host.wait_for_change(sent, timeout=max(0.01, min(next_live, last_beat + cfg.heartbeat_s) - now))
         finally:
-            streams.release()
+            slot.release()
 
     # --- the PIN
     @app.get("/api/session")

@@ -78,6 +78,36 @@ def test_a_sleeping_tablet_gives_its_stream_slot_back(served):
         sleeper.close()
 
 
+def test_head_requests_give_their_stream_slot_back(served):
+    _, port = served           # room for one stream
+    for _ in range(5):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("HEAD", "/api/stream")
+            response = conn.getresponse()
+            assert response.status == 200 and response.read() == b""
+        finally:
+            conn.close()
+    assert stream_status(port) == 200
+
+
+def test_a_stream_the_page_closes_gives_its_slot_back_and_holds_it_while_open(companion):
+    import dataclasses
+
+    companion.config = dataclasses.replace(companion.config, max_streams=1)
+    client = create_app(companion).test_client()
+    for _ in range(3):
+        client.get("/api/stream", buffered=False).close()         # closed at once
+    first = client.get("/api/stream", buffered=False)
+    assert next(first.response) == b"retry: 2000\n\n"              # started, then the page goes away
+    first.close()
+    second = client.get("/api/stream", buffered=False)
+    assert second.status_code == 200
+    assert client.get("/api/stream").status_code == 503            # and the slot is really held while open
+    second.close()
+    assert client.get("/api/stream", buffered=False).status_code == 200
+
+
 def test_a_reading_page_keeps_its_stream(served):
     companion, port = served
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)

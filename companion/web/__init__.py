@@ -22,6 +22,7 @@ from companion.store import StoreError
 from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
 from companion.web.feed import StreamFeed
+from companion.web.serving import MAX_BODY_BYTES
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -68,7 +69,7 @@ def _body() -> dict:
 def create_app(companion) -> Flask:
     """The web app for one running Companion."""
     app = Flask(__name__, static_folder=None)
-    app.config["MAX_CONTENT_LENGTH"] = 64 * 1024
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False
     host = companion.host
     cfg = companion.config

@@ -24,6 +24,10 @@ from typing import Any
 CHANNEL_TIMEOUT_S = 60          # idle keep-alive connections (no request running)
 STALLED_READER_S = 60           # a page that has read nothing for this long is let go
 OUTBUF_HIGH_WATERMARK = 64 * 1024
+# the largest request body anything we serve takes (the app refuses more as well): waitress's own limit is 1 GB and
+# it spools a body past inbuf_overflow (512 kB) to a temporary file before the app sees it, so one connection
+# could fill the SD card without the PIN; at this limit a body is refused as it is announced, never spooled
+MAX_BODY_BYTES = 64 * 1024
 
 
 def socket_options(stalled_reader_s: float = STALLED_READER_S) -> list[tuple[int, int, int]]:
@@ -40,7 +44,8 @@ def create(app: Any, *, threads: int, stalled_reader_s: float = STALLED_READER_S
     from waitress.server import create_server
 
     server = create_server(app, threads=threads, **{"channel_timeout": CHANNEL_TIMEOUT_S,
-                                                    "outbuf_high_watermark": OUTBUF_HIGH_WATERMARK, **adjustments})
+                                                    "outbuf_high_watermark": OUTBUF_HIGH_WATERMARK,
+                                                    "max_request_body_size": MAX_BODY_BYTES, **adjustments})
     # socket_options is not a create_server argument; the server reads it for every connection it accepts
     server.adj.socket_options = socket_options(stalled_reader_s) + list(extra_socket_options)
     return server

@@ -9,7 +9,7 @@ import pytest
 from waitress.buffers import TempfileBasedBuffer
 
 from companion.web import create_app, serving
-from companion.web.serving import OUTBUF_HIGH_WATERMARK, socket_options
+from companion.web.serving import MAX_BODY_BYTES, OUTBUF_HIGH_WATERMARK, socket_options
 from tests.shell.table import changes
 
 needs_user_timeout = pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
@@ -45,9 +45,29 @@ def test_the_server_keeps_waitress_defaults_we_rely_on_and_takes_ours():
         adj = server.adj
         assert adj.threads == 3 and adj.channel_timeout == 5
         assert adj.outbuf_high_watermark == OUTBUF_HIGH_WATERMARK < 16 * 1024 * 1024
+        assert adj.max_request_body_size == MAX_BODY_BYTES == 64 * 1024
         assert (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1) in adj.socket_options
     finally:
         server.close()
+
+
+def test_a_body_larger_than_the_app_takes_is_refused_by_the_server_and_never_spooled(served):
+    from waitress.adjustments import Adjustments
+
+    companion, port = served
+    before = companion.host.seq
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        # announced larger than the limit: refused before a byte of it is read, let alone written to a file
+        conn.putrequest("POST", "/api/record")
+        conn.putheader("Content-Type", "application/x-ndjson")
+        conn.putheader("Content-Length", str(100 * 1024 * 1024))
+        conn.endheaders()
+        assert conn.getresponse().status == 413
+    finally:
+        conn.close()
+    assert companion.host.seq == before
+    assert MAX_BODY_BYTES < Adjustments.inbuf_overflow     # a body within the limit stays in memory
 
 
 @needs_user_timeout

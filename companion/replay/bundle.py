@@ -163,7 +163,7 @@ def build(rec: Recording, *, config: Any, calibration: ArmCalibration, model, ph
     if model_file:
         files.append(("model.toml", model_path.read_bytes()))
     buf = io.BytesIO()
-    mtime = time.time()
+    mtime = time.time()     # the files' date for whoever unpacks them: a calendar date, not a timing
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=6) as tar:
         for name, data in files:
             info = tarfile.TarInfo(f"{folder}/{name}")

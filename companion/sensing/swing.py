@@ -21,6 +21,7 @@ the pawns it tracks and corrects the prediction from the swings it sees.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -261,13 +262,8 @@ class SwingFan:
         if n < 3:
             u = (omega - w[0]) / (w[1] - w[0])
             return tuple(a[0] + u * (a[1] - a[0]) for a in (self.taus, self.tau_vars, self.rss))
-        lo, hi = 0, n - 1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if w[mid] <= omega:
-                lo = mid
-            else:
-                hi = mid
+        lo = bisect.bisect_right(w, omega) - 1
+        hi = lo + 1
         # the three points around ω: lo-1..lo+1 or lo..lo+2, whichever centres it
         i = min(max(lo if omega - w[lo] > w[hi] - omega else lo - 1, 0), n - 3)
         x0, x1, x2 = w[i], w[i + 1], w[i + 2]

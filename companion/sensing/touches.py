@@ -19,6 +19,7 @@ the touches they would have taken.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -101,13 +102,8 @@ def _interp(times: Sequence[float], values: Sequence[float], t: float) -> float:
         return values[0]
     if t >= times[-1]:
         return values[-1]
-    lo, hi = 0, len(times) - 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if times[mid] <= t:
-            lo = mid
-        else:
-            hi = mid
+    lo = bisect.bisect_right(times, t) - 1
+    hi = lo + 1
     u = (t - times[lo]) / (times[hi] - times[lo])
     return values[lo] + u * (values[hi] - values[lo])
 

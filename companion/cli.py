@@ -92,7 +92,7 @@ def serve(cfg) -> int:
     from companion.daemon import Companion
     from companion.store import StoreError
     from companion.web import create_app
-    from companion.web import serving
+    from companion.web import join, serving
 
     from companion.sensing.calibration import CalibrationFileError
 
@@ -110,9 +110,18 @@ def serve(cfg) -> int:
         reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
         return _fail(EXIT_START, f"{cfg.host}:{cfg.port} {reason}; choose another with --port")
     port = server.effective_port
-    shown = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+    shown = "127.0.0.1" if cfg.host in join.EVERYWHERE else cfg.host
     mode = "simulated table" if cfg.simulate else "real table"
     print(f"Table Companion on the {mode}: open http://{shown}:{port}", flush=True)
+    if join.reachable_from_wifi(cfg.host):
+        print(f"  on a tablet on this Wi-Fi: {' or '.join(join.urls(cfg.host, port))} (the page shows it as a QR code)",
+              flush=True)
+        if not cfg.pin_hash:
+            print("  WARNING: no PIN is set, so anyone on this Wi-Fi can change the game; set one with "
+                  "`companion hash-pin` and [web] pin in the config", flush=True)
+    else:
+        print("  (this machine only: start with --host 0.0.0.0 so that a tablet on the Wi-Fi can open the page)",
+              flush=True)
 
     stopping = threading.Event()
 

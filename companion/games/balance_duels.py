@@ -581,9 +581,13 @@ def view(model: Model, state: State) -> dict:
         })
     if state.over:
         who = " and ".join(names[s - 1] for s in state.winners)
-        how = "brought every pawn home" if state.result == "home" else "remain after the arm tipped"
-        message = f"{who} win — {how}" if len(state.winners) > 1 else f"{who} wins — " + (
-            "all pawns home" if state.result == "home" else "the other tipped the arm")
+        verb = "win" if len(state.winners) > 1 else "wins"
+        if state.result == "home":
+            message = f"{who} {verb}: every pawn home"
+        elif state.tipped_by is not None:
+            message = f"{who} {verb}: {names[state.tipped_by - 1]} tipped the arm"
+        else:
+            message = f"{who} {verb}: the others tipped the arm"
     elif state.roll is None:
         message = f"{names[state.to_move - 1]} to roll"
     else:
@@ -665,4 +669,6 @@ def engine(model: Model):
         act=lambda state, action: act(model, state, action),
         view=lambda state: view(model, state),
         scores=lambda state: scores(state, model),
+        seats=(2, 4, 2),
+        default_names=tuple(COLOURS),
     )

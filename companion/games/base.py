@@ -26,6 +26,9 @@ class Engine:
     act      -- (state, action dict) -> new state; RuleError if not allowed
     view     -- state -> JSON-safe dict for the page and /api/state
     scores   -- state -> {player label: number} for the score history
+    seats    -- (fewest, most, usual) players the game takes, for the page's New game form
+    default_names -- what players are called when the form leaves a name blank (as `new` names them)
+    seat_choice   -- a choice each player makes at New game besides a name: {key, label, options: [{value, label}]}
     """
 
     name: str
@@ -34,6 +37,9 @@ class Engine:
     act: Callable[[Any, Mapping[str, Any]], Any]
     view: Callable[[Any], dict]
     scores: Callable[[Any], dict]
+    seats: tuple[int, int, int] = (2, 6, 2)
+    default_names: tuple[str, ...] = ()
+    seat_choice: Mapping[str, Any] | None = None
 
 
 def require(condition: bool, message: str) -> None:

@@ -655,4 +655,5 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
     return live_vp(state)
 
 
-ENGINE = Engine(name="global_powers", title="Global Powers", new=new, act=act, view=view, scores=scores)
+ENGINE = Engine(name="global_powers", title="Global Powers", new=new, act=act, view=view, scores=scores, seats=(2, 5, 3),
+                default_names=tuple(c.capitalize() for c in COLOURS))

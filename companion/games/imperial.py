@@ -1367,4 +1367,4 @@ def scores(state: State) -> dict[str, int]:
     return _running_scores(state)
 
 
-ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=view, scores=scores)
+ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=view, scores=scores, seats=(2, 6, 4))

@@ -1185,4 +1185,5 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
     return {p: len(state["sides"][p]["missions"]) for p in state["players"]}
 
 
-ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores)
+ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores, seats=(2, 2, 2),
+                default_names=("Red", "Blue"))

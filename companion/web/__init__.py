@@ -21,6 +21,7 @@ from companion.games.base import RuleError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
+from companion.web import join
 from companion.web.feed import StreamFeed
 from companion.web.serving import MAX_BODY_BYTES
 
@@ -132,7 +133,26 @@ def create_app(companion) -> Flask:
 
     @app.get("/api/games")
     def api_games():
-        return jsonify([{"name": e.name, "title": e.title} for e in host.engines.values()])
+        return jsonify([{"name": e.name, "title": e.title, "seats": {"min": e.seats[0], "max": e.seats[1], "usual": e.seats[2]},
+                         "default_names": list(e.default_names) or None, "seat_choice": e.seat_choice}
+                        for e in host.engines.values()])
+
+    def join_urls() -> list[str]:
+        # the port the tablet reached us on: behind --port 0 only the request knows it
+        _, _, port = request.host.rpartition(":")
+        return join.urls(cfg.host, int(port) if port.isdigit() else 80)
+
+    @app.get("/api/join")
+    def api_join():
+        """Where a tablet opens the page, and whether the table is open to the Wi-Fi without a PIN."""
+        wifi = join.reachable_from_wifi(cfg.host)
+        return jsonify({"urls": join_urls() if wifi else [], "wifi": wifi, "pin": guard.required})
+
+    @app.get("/api/join.svg")
+    def api_join_qr():
+        if not join.reachable_from_wifi(cfg.host):
+            raise ApiError(404, "the companion listens on this machine only; start it with --host 0.0.0.0 for tablets")
+        return Response(join.qr_svg(join_urls()[0]), mimetype="image/svg+xml", headers={"Cache-Control": "no-cache"})
 
     @app.get("/api/events")
     def api_events():

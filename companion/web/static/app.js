@@ -3,7 +3,7 @@
   "use strict";
   const $ = (id) => document.getElementById(id);
   const NS = "http://www.w3.org/2000/svg";
-  const COLOURS = { black: "var(--black)", yellow: "var(--yellow)", red: "var(--red)", blue: "var(--blue)" };
+  const COLOURS = { black: "#111111", yellow: "var(--yellow)", red: "var(--red)", blue: "var(--blue)" };
   const PLAYER_COLOURS = ["#e8e8e8", "#ffd400", "#ff5c5c", "#4aa8ff", "#b48cff", "#5ce1b0"];
   let state = null;
   let live = {};
@@ -24,13 +24,45 @@
   }
 
   let csrf = null;
-  async function post(path, body, retried) {
+  let online = false;
+  // the button a request came from: busy until its answer, and where its error is shown
+  let tapped = null;
+  document.addEventListener("click", (ev) => { tapped = ev.target.closest ? ev.target.closest("button") : null; }, true);
+  const inflight = new Map();
+  function post(path, body, retried) {
+    const key = path + " " + JSON.stringify(body || {});
+    if (!retried && inflight.has(key)) return inflight.get(key);   // a double tap sends one request
+    const button = retried ? null : tapped;
+    tapped = null;
+    if (!online && path !== "/api/login") return Promise.reject(tapError(button, new Error("No connection to the companion: wait for it to come back, then try again")));
+    if (button) { button.disabled = true; button.setAttribute("aria-busy", "true"); }
+    const p = send(path, body, retried).then((data) => { clearTapErrors(); return data; },
+      (e) => { throw tapError(button, e); }).finally(() => {
+      inflight.delete(key);
+      if (button) { button.removeAttribute("aria-busy"); if (button.isConnected) button.disabled = false; }
+    });
+    if (!retried) inflight.set(key, p);
+    return p;
+  }
+  // an error shown beside the button that was tapped (the banner still says it for those across the table)
+  function tapError(button, err) {
+    if (button && button.isConnected && !button.closest("dialog")) {
+      clearTapErrors();
+      const note = el("p", { class: "tap-error", role: "alert" }, "⚠ " + (err.message || String(err)));
+      const row = button.closest("li, .bd-controls, .imp-choices, div") || button;
+      row.after(note);
+      err.shown = true;
+    }
+    return err;
+  }
+  function clearTapErrors() { document.querySelectorAll(".tap-error").forEach((n) => n.remove()); }
+  async function send(path, body, retried) {
     const headers = { "Content-Type": "application/json" };
     if (csrf) headers["X-CSRF-Token"] = csrf;
     const r = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}), credentials: "same-origin" });
     const data = await r.json().catch(() => ({ error: r.statusText }));
     if ((r.status === 401 || r.status === 403) && data.pin_required !== false && !retried && path !== "/api/login") {
-      if (r.status === 401 || !csrf) { await askPin(); return post(path, body, true); }
+      if (r.status === 401 || !csrf) { await askPin(); return send(path, body, true); }
     }
     if (!r.ok) throw new Error(data.error || r.statusText);
     if (data.state) apply(data.state);
@@ -47,7 +79,7 @@
         ev.preventDefault();
         if (ev.submitter && ev.submitter.value === "cancel") { dlg.close(); reject(new Error("the PIN is needed for changes")); return; }
         try {
-          const data = await post("/api/login", { pin: input.value }, true);
+          const data = await send("/api/login", { pin: input.value }, true);
           csrf = data.csrf;
           dlg.close();
           resolve();
@@ -66,6 +98,7 @@
   window.companionApi = api;
 
   function showError(err) {
+    if (err && err.shown) return;   // already beside the button tapped
     const b = $("banner");
     b.textContent = err.message || String(err);
     b.hidden = false;
@@ -105,6 +138,8 @@
     c.textContent = ok ? "live" : "reconnecting…";
     c.className = "conn " + (ok ? "ok" : "bad");
     document.body.classList.toggle("stale", !ok);
+    $("offline").hidden = ok;
+    if (online !== ok) { online = ok; renderLive(); }
   }
 
   function apply(s) {
@@ -116,42 +151,99 @@
   }
 
   // ---------------------------------------------------------------- rendering
+  // who sits at the table, in their colours, whose turn it is and who won: read from each game's view
+  const COLOUR_CSS = { black: "#111111", white: "#f4f6f8", red: "#e23b3b", blue: "#2f7de1", yellow: "#ffd400",
+    green: "#1f9d55", purple: "#9b5de5", orange: "#ff8c1a", grey: "#8a8f98", gray: "#8a8f98", pink: "#ff6fb5", brown: "#8b5a2b" };
+  const cssColour = (c, i) => COLOUR_CSS[String(c || "").toLowerCase()] || PLAYER_COLOURS[i % 6];
+  function seating() {
+    const v = state.view || {};
+    const list = Array.isArray(v.players) ? v.players : [];
+    const players = list.map((p, i) => ({ name: p.name, colour: state.game === "imperial" ? PLAYER_COLOURS[i % 6] : cssColour(p.colour, i) }));
+    let turn = null, over = false, result = null;
+    if (state.game === "balance_duels") {
+      over = v.over;
+      turn = (list.find((p) => p.seat === v.to_move) || {}).name;
+    } else if (state.game === "imperial") {
+      over = v.game_over;
+      turn = v.acting_player;
+      result = over && v.winners && v.winners.length ? `${v.winners.join(" and ")} ${v.winners.length > 1 ? "win" : "wins"}` : null;
+    } else {
+      over = !!v.over;
+      turn = (v.turn && v.turn.player) || v.setup_player || null;
+      result = over && v.winner ? `${v.winner} wins` : null;
+    }
+    return { players, turn: over ? null : turn, over, result: result || v.message || "" };
+  }
+  // the initial in black or white, whichever reads on the player's colour
+  function inkOn(colour) {
+    const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(colour || "");
+    if (!m) return "#000";
+    const [r, g, b] = m.slice(1).map((x) => { const c = parseInt(x, 16) / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.18 ? "#000" : "#fff";
+  }
+  function swatch(p) {
+    return el("span", { class: "swatch mark", style: `background:${p.colour};color:${inkOn(p.colour)}`, "aria-hidden": "true" },
+      (p.name || "?").trim().charAt(0).toUpperCase());
+  }
+
   function render() {
     $("title").textContent = state.title;
     const view = state.view || {};
+    const seats = seating();
     $("message").textContent = view.message || "";
+    const turn = $("turn");
+    const mover = seats.players.find((p) => p.name === seats.turn);
+    turn.hidden = !mover;
+    if (mover) {
+      turn.replaceChildren(swatch(mover), el("span", {}, `${mover.name}'s turn`));
+      turn.style.borderColor = mover.colour;
+    }
     $("btn-undo").disabled = !state.can_undo;
+    const arm = state.game === "balance_duels";
+    $("btn-cal").hidden = !arm;
+    $("devices-card").hidden = !arm && !(live.devices || []).some((d) => !isArmDevice(d));
+    if (!arm) $("alarm").hidden = true;
     const game = $("game");
     if (state.game === "balance_duels") renderBalance(game, view);
     else if (window.COMPANION_VIEWS[state.game]) {
       try { window.COMPANION_VIEWS[state.game](game, view, api); }
       catch (e) { game.replaceChildren(el("p", { class: "error" }, "This view failed to draw: " + e.message)); }
     } else game.replaceChildren(el("pre", {}, JSON.stringify(view, null, 2)));
-    renderScores();
+    // a box that scrolls sideways must take the keyboard's focus too, or its hidden part is out of reach
+    game.querySelectorAll("table, .imp-scroll, .imp-track-box").forEach((box) => {
+      if (box.scrollWidth > box.clientWidth + 1) box.setAttribute("tabindex", "0"); else box.removeAttribute("tabindex");
+    });
+    if (seats.over) {
+      game.prepend(el("section", { class: "card over-card", role: "status" }, el("h2", {}, "Game over"),
+        el("p", { class: "over-line" }, seats.result),
+        el("button", { class: "btn primary", type: "button", onclick: openSetup }, "New game")));
+    }
+    renderScores(seats);
     renderLog();
     renderLive();
     const problems = state.problems || [];
     if (problems.length) showError(new Error(problems[problems.length - 1]));
   }
 
-  function renderScores() {
+  function renderScores(seats) {
     const scores = state.scores || {};
     const names = Object.keys(scores);
+    const colour = (n, i) => (seats.players.find((p) => p.name === n) || { colour: PLAYER_COLOURS[i % 6] }).colour;
     $("scores").replaceChildren(el("table", { class: "scores" },
-      names.map((n, i) => el("tr", {}, el("td", {}, el("span", { class: "swatch", style: `background:${PLAYER_COLOURS[i % 6]}` }), " ", n),
+      names.map((n, i) => el("tr", {}, el("td", {}, swatch({ name: n, colour: colour(n, i) }), " ", n),
         el("td", { class: "num" }, scores[n])))));
-    $("score-chart").replaceChildren(scoreChart(state.score_history || [], names));
+    $("score-chart").replaceChildren(scoreChart(state.score_history || [], names, colour));
   }
 
-  function scoreChart(history, names) {
+  function scoreChart(history, names, colour) {
     const w = 300, h = 120, pad = 6;
     const svg = el("svg:svg", { viewBox: `0 0 ${w} ${h}`, width: "100%", role: "img", "aria-label": "score history" });
-    if (history.length < 2) return svg;
+    if (history.length < 2) return "";   // nothing to draw yet: no empty box
     let max = 1;
     for (const p of history) for (const n of names) max = Math.max(max, Number(p[n]) || 0);
     names.forEach((n, i) => {
       const pts = history.map((p, k) => `${pad + (k / (history.length - 1)) * (w - 2 * pad)},${h - pad - ((Number(p[n]) || 0) / max) * (h - 2 * pad)}`);
-      svg.append(el("svg:polyline", { points: pts.join(" "), fill: "none", stroke: PLAYER_COLOURS[i % 6], "stroke-width": 3,
+      svg.append(el("svg:polyline", { points: pts.join(" "), fill: "none", stroke: colour(n, i), "stroke-width": 3,
         "stroke-dasharray": i % 2 ? "6 3" : null }));
     });
     return svg;
@@ -176,10 +268,12 @@
     return a.type || "action";
   }
 
+  function isArmDevice(d) { return !/button|light|led/i.test(`${d.kind || ""} ${d.name || ""}`); }
   function renderLive() {
-    const devs = live.devices || [];
+    const arm = !state || state.game === "balance_duels";
+    const devs = (live.devices || []).filter((d) => arm || !isArmDevice(d));
     $("devices").replaceChildren(...(devs.length ? devs.map((d) => el("div", { class: "dev" }, el("span", {}, d.name),
-      d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason}` + (d.since ? ` (since ${d.since})` : ""))))
+      !online ? el("span", { class: "unknown" }, "? unknown: no connection") : d.ok ? el("span", { class: "good" }, "✓ ok") : el("span", { class: "bad" }, `✕ unavailable: ${d.reason}` + (d.since ? ` (since ${d.since})` : ""))))
       : [el("p", { class: "small" }, "No sensors: play by the page and buttons.")]),
       ...(live.mqtt ? [el("div", { class: "dev" }, el("span", {}, "MQTT"), live.mqtt.state === "connected"
         ? el("span", { class: "good" }, "✓ connected")
@@ -265,6 +359,22 @@
   }
 
   // ---------------------------------------------------------------- Balance Duels
+  // SVG text scales with the drawing: sized from the width it is shown at, so that no label falls under 13 px
+  function svgUnits(px) {
+    const card = document.querySelector(".bd-arm");
+    const wide = window.matchMedia("(min-width: 900px) and (orientation: landscape)").matches;
+    const shown = Math.max(280, (card ? card.clientWidth : ($("game").clientWidth || 1000) * (wide ? 0.58 : 1)) - 30);
+    return Math.max(px, (px * 1000) / shown);
+  }
+  // each seat's pawns have their own shape as well as their colour (circle, square, diamond, triangle), so that
+  // colour-blind players and a greyscale screen tell them apart
+  function pawnShape(seat, x, y, r, attrs, title) {
+    const pts = (list) => list.map(([dx, dy]) => `${(x + dx * r).toFixed(1)},${(y + dy * r).toFixed(1)}`).join(" ");
+    if (seat === 2) return el("svg:rect", { x: x - r * 0.9, y: y - r * 0.9, width: r * 1.8, height: r * 1.8, rx: r * 0.15, ...attrs }, title);
+    if (seat === 3) return el("svg:polygon", { points: pts([[0, -1.15], [1.15, 0], [0, 1.15], [-1.15, 0]]), ...attrs }, title);
+    if (seat === 4) return el("svg:polygon", { points: pts([[0, -1.2], [1.1, 0.85], [-1.1, 0.85]]), ...attrs }, title);
+    return el("svg:circle", { cx: x, cy: y, r, ...attrs }, title);
+  }
   function armSvg(v) {
     const W = 1000, H = 380, cx = W / 2, armY = 150;
     const reach = Math.max(...v.model.holders.map((h) => Math.abs(h.x_mm))) * 1.12;
@@ -285,13 +395,14 @@
       const slotW = h.capacity === 2 ? 46 : 24;
       arm.append(el("svg:rect", { x: x - slotW / 2, y: armY - 36, width: slotW, height: 30, rx: 5, fill: "none", stroke: "#8796a5", "stroke-width": 2 }));
       h.pawns.forEach((p, i) => {
-        const r = p.size === "L" ? 11 : 8;
-        const px = h.capacity === 2 ? x - 11 + i * 22 : x;
-        arm.append(el("svg:circle", { cx: px, cy: armY - 21, r, fill: COLOURS[p.colour], stroke: "#000", "stroke-width": 2 },
+        const r = Math.min(32, svgUnits(p.size === "L" ? 11 : 8));
+        const px = h.capacity === 2 ? x - r + i * 2 * r : x;
+        arm.append(pawnShape(p.seat, px, armY - 21, r, { fill: COLOURS[p.colour], stroke: p.colour === "black" ? "#fff" : "#000", "stroke-width": 2 },
           el("svg:title", {}, `${p.colour} ${p.size} on ${h.id}`)));
-        arm.append(el("svg:text", { x: px, y: armY - 16, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: "#000" }, p.size));
+        arm.append(el("svg:text", { x: px, y: armY - 21 + svgUnits(13) * 0.35, "text-anchor": "middle", "font-size": svgUnits(13), "font-weight": 800,
+          fill: p.colour === "black" ? "#fff" : "#000" }, p.size));
       });
-      arm.append(el("svg:text", { x, y: armY + 26, "text-anchor": "middle", "font-size": 16, fill: "#aab4bf" }, h.id));
+      arm.append(el("svg:text", { x, y: armY + 12 + svgUnits(14), "text-anchor": "middle", "font-size": svgUnits(14), fill: "#c9d1d9" }, h.id));
     }
     svg.append(arm);
     // one bar per holder: its torque (up for the right-hand side's pull, scaled to the tipping torque)
@@ -304,12 +415,14 @@
         y: up ? barBase - hgt : barBase, height: Math.max(hgt, h.torque ? 1 : 0), fill: up ? "#4fa3ff" : "#ffb000" },
         el("svg:title", {}, `${h.id}: ${h.torque} g·mm`)));
     }
-    svg.append(el("svg:text", { x: 24, y: 372, "font-size": 14, fill: "#aab4bf" }, "torque per holder (bars), scaled to the tipping torque"));
+    svg.append(el("svg:text", { x: 24, y: 376, "font-size": svgUnits(13), fill: "#c9d1d9" },
+      svgUnits(13) > 26 ? "torque per holder" : "torque per holder (bars), scaled to the tipping torque"));
     return svg;
   }
 
   function gauge(v) {
-    const W = 1000, H = 70, cx = W / 2, span = W / 2 - 40;
+    const fs = svgUnits(14);
+    const W = 1000, H = 52 + fs, cx = W / 2, span = W / 2 - 40;
     const lim = v.tip_torque * 1.3;
     const sx = (t) => cx + (Math.max(-lim, Math.min(lim, t)) / lim) * span;
     const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", class: "bd-gauge",
@@ -321,15 +434,16 @@
     svg.append(el("svg:rect", { x: sx(-v.tip_torque), y: 20, width: sx(v.tip_torque) - sx(-v.tip_torque), height: 24, fill: "#26303a", stroke: "#8796a5" }));
     const nx = sx(v.net_torque);
     svg.append(el("svg:polygon", { class: "bd-needle", points: `${nx - 9},8 ${nx + 9},8 ${nx},50`, fill: "#ffd166", stroke: "#000" }));
-    svg.append(el("svg:text", { x: cx, y: 66, "text-anchor": "middle", "font-size": 16, fill: "#f4f6f8" },
-      `net torque ${v.net_torque} g·mm · tips at ±${v.tip_torque} · margin ${v.margin}`));
+    const small = svgUnits(13) > 24;
+    svg.append(el("svg:text", { x: cx, y: 48 + fs * 0.9, "text-anchor": "middle", "font-size": fs, fill: "#f4f6f8" },
+      small ? `torque ${v.net_torque} · tips ±${v.tip_torque}` : `net torque ${v.net_torque} g·mm · tips at ±${v.tip_torque} · margin ${v.margin}`));
     return svg;
   }
 
   function renderBalance(root, v) {
     const players = el("div", { class: "bd-players" }, v.players.map((p) => el("div", {
       class: "bd-player" + (p.seat === v.to_move ? " turn" : "") + (p.in_play ? "" : " out") },
-      el("span", { class: "swatch", style: `background:${COLOURS[p.colour]}` }), " ", el("b", {}, p.name),
+      swatch({ name: p.name, colour: COLOURS[p.colour] }), " ", el("b", {}, p.name),
       ` · home ${p.home}/${p.pawns} · on table ${p.on_table.join(" ") || "—"}`)));
     const die = v.roll ? el("div", { class: "bd-die", "aria-label": `die shows ${v.roll}` }, v.roll) : el("div", { class: "bd-die empty" }, "roll");
     const lightText = { green: "● all moves safe", amber: "▲ some moves tip", red: "■ TIPPED", off: "○ waiting" }[v.indicator] || v.indicator;
@@ -346,13 +460,13 @@
       el("button", { class: "btn bd-move", type: "button", onclick: () => api.act({ type: "move", move: m.move }).catch(showError) },
         el("span", {}, m.text),
         el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips")))));
-    root.replaceChildren(
+    root.replaceChildren(el("div", { class: "bd" },
       el("div", { class: "card bd-arm" }, armSvg(v), gauge(v), el("div", { class: "bd-live" })),
-      el("div", { class: "card" }, players,
+      el("div", { class: "card bd-play" }, players,
         el("div", { class: "bd-status" }, die, el("span", { class: "bd-light " + v.indicator }, lightText),
           el("span", {}, `turn ${v.turn}` + (v.round > 1 ? ` · round ${v.round}` : ""))),
         controls, moves,
-        el("details", {}, el("summary", {}, "Recent moves"), el("ol", {}, (v.history || []).map((h) => el("li", {}, h))))));
+        el("details", {}, el("summary", {}, "Recent moves"), el("ol", {}, (v.history || []).map((h) => el("li", {}, h)))))));
     const alarm = $("alarm");
     if (v.tipped_by !== null && v.tip_message) {
       alarm.textContent = "⚠ " + v.tip_message + " ⚠";
@@ -388,35 +502,71 @@
     send(false).catch(showError);
   });
   $("btn-new").addEventListener("click", openSetup);
+  // New game fits the game chosen: the player counts it takes, a name (and an empire where it has them) per seat
+  let gameList = [];
   async function openSetup() {
-    const games = await (await fetch("/api/games")).json();
+    gameList = await (await fetch("/api/games")).json();
     const sel = $("setup-game");
-    sel.replaceChildren(...games.map((g) => el("option", { value: g.name, selected: state && g.name === state.game }, g.title)));
-    const sync = () => { $("setup-bd").hidden = sel.value !== "balance_duels"; $("setup-imp").hidden = sel.value !== "imperial"; };
-    sel.onchange = sync; sync();
+    sel.replaceChildren(...gameList.map((g) => el("option", { value: g.name, selected: state && g.name === state.game }, g.title)));
+    sel.onchange = syncSetup;
+    $("setup-players").onchange = drawSeats;
+    syncSetup();
     $("setup-error").textContent = "";
     $("setup").showModal();
+  }
+  function chosenGame() { return gameList.find((g) => g.name === $("setup-game").value) || gameList[0]; }
+  function syncSetup() {
+    const g = chosenGame();
+    $("setup-bd").hidden = g.name !== "balance_duels";
+    $("setup-imp").hidden = g.name !== "imperial";
+    const count = $("setup-players");
+    const keep = Number(count.value);
+    const counts = [];
+    for (let n = g.seats.min; n <= g.seats.max; n++) counts.push(n);
+    count.replaceChildren(...counts.map((n) => el("option", { value: n, selected: n === (counts.includes(keep) && keep !== 0 ? keep : g.seats.usual) },
+      n === g.seats.usual ? `${n} (usual)` : String(n))));
+    count.disabled = counts.length === 1;
+    drawSeats();
+  }
+  function drawSeats() {
+    const g = chosenGame();
+    const n = Number($("setup-players").value);
+    const box = $("setup-seats");
+    const old = [...box.querySelectorAll(".seat-name")].map((i) => i.value);
+    const choice = g.seat_choice;
+    const rows = [];
+    for (let i = 0; i < n; i++) {
+      const name = el("input", { type: "text", class: "seat-name", maxlength: 24, "aria-label": `player ${i + 1}'s name`,
+        placeholder: g.default_names ? g.default_names[i] : `Player ${i + 1}`, value: old[i] || null });
+      const pick = choice ? el("select", { class: "seat-choice", "aria-label": `player ${i + 1}'s ${choice.label}` },
+        choice.options.map((o, k) => el("option", { value: o.value, selected: k === i }, o.label))) : null;
+      rows.push(el("div", { class: "seat" }, el("span", { class: "seat-no" }, `${i + 1}.`), name, pick));
+    }
+    box.replaceChildren(el("legend", {}, choice ? `Names and ${choice.label}s` : "Names (seating order)"), ...rows);
   }
   $("setup-form").addEventListener("submit", async (ev) => {
     if (ev.submitter && ev.submitter.value !== "go") return;
     ev.preventDefault();
     const f = ev.target;
-    const game = f.game.value;
-    let options = {};
-    try { options = JSON.parse($("setup-json").value || "{}"); }
-    catch (e) { $("setup-error").textContent = "More options: not valid JSON"; return; }
-    const players = Number(f.players.value);
-    const names = f.names.value.split(",").map((s) => s.trim()).filter(Boolean);
+    const g = chosenGame();
+    const game = g.name;
+    const seats = [...$("setup-seats").querySelectorAll(".seat")].map((row, i) => ({
+      name: row.querySelector(".seat-name").value.trim() || (g.default_names ? g.default_names[i] : `Player ${i + 1}`),
+      choice: row.querySelector(".seat-choice") ? row.querySelector(".seat-choice").value : null }));
+    const names = seats.map((x) => x.name);
+    if (new Set(names).size !== names.length) { $("setup-error").textContent = "Two players have the same name: give each their own"; return; }
+    const options = {};
     if (game === "balance_duels") {
-      Object.assign(options, { players, tip_judge: f.tip_judge.value, cant_play: f.cant_play.value,
+      Object.assign(options, { players: seats.length, names, tip_judge: f.tip_judge.value, cant_play: f.cant_play.value,
         pass_needs_roll: f.pass_needs_roll.checked, optional_beat: f.optional_beat.checked, teams: f.teams.checked });
-      if (players === 2) options.pawns = Number(f.pawns.value);
-      if (names.length) options.names = names;
+      if (seats.length === 2) options.pawns = Number(f.pawns.value);
+    } else if (g.seat_choice) {
+      options.players = seats.map((x) => ({ name: x.name, [g.seat_choice.key]: x.choice }));
     } else {
-      if (!options.players) options.players = names.length ? names : players;
+      options.players = names;
       if (game === "imperial") {
         options.variant = f.variant.value;
-        if (f.random_deal.checked && Array.isArray(options.players)) options.deal = "random";
+        if (f.random_deal.checked) options.deal = "random";
       }
     }
     try { await post("/api/new_game", { game, options }); $("setup").close(); }
@@ -464,12 +614,29 @@
     catch (e) { $("cal-msg").textContent = e.message; }
   });
 
+  let resized = null;
+  window.addEventListener("resize", () => { clearTimeout(resized); resized = setTimeout(() => { if (state) render(); }, 150); });
+
   if ("wakeLock" in navigator) {
     const lock = () => navigator.wakeLock.request("screen").catch(() => {});
     lock();
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") lock(); });
   }
 
+  // how a tablet joins: the Pi's address as text and QR code (made by the daemon), and a word when no PIN guards it
+  fetch("/api/join").then((r) => r.json()).then((j) => {
+    const card = $("join-card");
+    card.hidden = false;
+    if (!j.wifi) {
+      $("join-qr").remove();
+      $("join-url").textContent = "This companion listens on this machine only: start it with --host 0.0.0.0 to join from a tablet.";
+      return;
+    }
+    $("join-qr").src = "/api/join.svg";
+    $("join-qr").alt = `QR code of ${j.urls[0]}`;
+    $("join-url").textContent = j.urls.join(" or ");
+    $("join-warn").hidden = j.pin;
+  }).catch(() => {});
   fetch("/api/session").then((r) => r.json()).then((s) => { csrf = s.csrf; }).catch(() => {});
   fetch("/api/state").then((r) => r.json()).then(apply).catch(showError).finally(connect);
 })();

@@ -44,25 +44,23 @@
 
   function pawnName(cls) { return SYMBOL[cls] + " " + LABEL[cls]; }
 
-  /* Score bars against the winning line, each bar labelled with its number. */
+  /* Score bars against the winning line, each bar labelled with its number: page text, so it stays readable on a phone. */
   function scoreChart(view) {
     var target = view.points_to_win;
     var most = view.players.reduce(function (m, p) { return Math.max(m, p.score || 0); }, target || 1);
-    var rowH = 34, labelW = 120, barW = 300;
-    var svg = s("svg", { viewBox: "0 0 " + (labelW + barW + 60) + " " + (view.players.length * rowH + 10), "class": "bp-chart", role: "img",
-      "aria-label": "Scores" + (target ? " against " + target + " to win" : "") });
-    view.players.forEach(function (p, i) {
-      var y = i * rowH + 5, w = barW * (p.score || 0) / most;
-      svg.appendChild(s("text", { x: labelW - 8, y: y + 22, "text-anchor": "end", "class": "bp-chart-label" }, p.name));
-      svg.appendChild(s("rect", { x: labelW, y: y + 4, width: Math.max(w, 1), height: rowH - 10, fill: p.colour || "#555", "class": "bp-bar" }));
-      svg.appendChild(s("text", { x: labelW + Math.max(w, 1) + 6, y: y + 22, "class": "bp-chart-label" }, p.score === null ? "?" : String(p.score)));
+    var rows = view.players.map(function (p) {
+      var pct = 100 * (p.score || 0) / most;
+      return h("div", { "class": "bar-row" }, [
+        h("span", { "class": "bar-name" }, p.name),
+        h("span", { "class": "bar-track" }, [
+          h("span", { "class": "bar-fill", style: "width:" + pct.toFixed(1) + "%;background:" + (p.colour || "#555") }),
+          h("span", { "class": "bar-num" }, p.score === null ? "?" : String(p.score)),
+          target ? h("span", { "class": "bar-goal", style: "left:" + (100 * target / most).toFixed(1) + "%" }) : null])]);
     });
-    if (target) {
-      var x = labelW + barW * target / most;
-      svg.appendChild(s("line", { x1: x, x2: x, y1: 0, y2: view.players.length * rowH + 10, "class": "bp-goal" }));
-      svg.appendChild(s("text", { x: x - 4, y: 12, "text-anchor": "end", "class": "bp-chart-label" }, "win " + target));
-    }
-    return svg;
+    return h("div", { "class": "bar-chart", role: "img",
+      "aria-label": "Scores" + (target ? " against " + target + " to win" : "") + ": " +
+        view.players.map(function (p) { return p.name + " " + (p.score === null ? "unknown" : p.score); }).join(", ") },
+      [target ? h("p", { "class": "bar-caption" }, "dashed line: " + target + " to win") : null].concat(rows));
   }
 
   function scoreboard(view) {
@@ -234,20 +232,23 @@
     ]));
     if (lastError) root.appendChild(h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]));
     if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\uD83C\uDFC6 " + view.winner + " wins" : "Draw"));
-    root.appendChild(scoreboard(view));
+    // the turn's own controls first; the standings and references after them
     var cols = h("div", { "class": "bp-columns" });
     if (view.phase === "setup" && !view.over) cols.appendChild(setupForm(view, send));
     if (view.phase === "play" && view.turn) {
-      cols.appendChild(budget(view, send));
       if (!view.over) cols.appendChild(actionForm(view, send, rerender));
+      cols.appendChild(budget(view, send));
     }
-    cols.appendChild(chart(view));
-    var board = boardList(view);
-    if (board) cols.appendChild(board);
     root.appendChild(cols);
     if (view.phase === "play" && !view.over) {
       root.appendChild(h("div", { "class": "bp-row bp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "bp-btn bp-primary bp-end" })));
     }
+    root.appendChild(scoreboard(view));
+    var refs = h("div", { "class": "bp-columns" });
+    refs.appendChild(chart(view));
+    var board = boardList(view);
+    if (board) refs.appendChild(board);
+    root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
     el.replaceChildren(root);
   }

@@ -80,20 +80,20 @@
   }
 
   function vpChart(view) {
-    var rowH = 34, labelW = 110, barW = 300, goal = view.vp_to_win;
+    var goal = view.vp_to_win;
     var most = view.players.reduce(function (m, p) { return Math.max(m, p.vp); }, goal);
-    var svg = s("svg", { viewBox: "0 0 " + (labelW + barW + 60) + " " + (view.players.length * rowH + 10), "class": "gp-chart", role: "img",
-      "aria-label": "Victory points if the evaluation were now, against " + goal + " needed" });
-    view.players.forEach(function (p, i) {
-      var y = i * rowH + 5, w = Math.max(1, barW * Math.max(p.vp, 0) / most);
-      svg.appendChild(s("text", { x: labelW - 8, y: y + 22, "text-anchor": "end", "class": "gp-chart-label" }, p.name));
-      svg.appendChild(s("rect", { x: labelW, y: y + 4, width: w, height: rowH - 10, "class": "gp-bar gp-c-" + p.colour }));
-      svg.appendChild(s("text", { x: labelW + w + 6, y: y + 22, "class": "gp-chart-label" }, String(p.vp)));
+    var rows = view.players.map(function (p) {
+      return h("div", { "class": "bar-row" }, [
+        h("span", { "class": "bar-name" }, p.name),
+        h("span", { "class": "bar-track" }, [
+          h("span", { "class": "bar-fill gp-c-" + p.colour, style: "width:" + (100 * Math.max(p.vp, 0) / most).toFixed(1) + "%" }),
+          h("span", { "class": "bar-num" }, String(p.vp)),
+          h("span", { "class": "bar-goal", style: "left:" + (100 * goal / most).toFixed(1) + "%" })])]);
     });
-    var x = labelW + barW * goal / most;
-    svg.appendChild(s("line", { x1: x, x2: x, y1: 0, y2: view.players.length * rowH + 10, "class": "gp-goal" }));
-    svg.appendChild(s("text", { x: x - 4, y: 12, "text-anchor": "end", "class": "gp-chart-label" }, "needs " + goal));
-    return svg;
+    return h("div", { "class": "bar-chart", role: "img",
+      "aria-label": "Victory points if the evaluation were now, against " + goal + " needed: " +
+        view.players.map(function (p) { return p.name + " " + p.vp; }).join(", ") },
+      [h("p", { "class": "bar-caption" }, "dashed line: " + goal + " needed")].concat(rows));
   }
 
   function scoreboard(view) {
@@ -409,7 +409,6 @@
     ]));
     if (lastError) root.appendChild(h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]));
     if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
-    root.appendChild(scoreboard(view));
     if (view.phase === "setup") root.appendChild(setupPanel(view, send));
     if (view.phase === "evaluation") root.appendChild(evaluationPanel(view, send));
     if (view.phase === "play" && view.turn) {
@@ -432,6 +431,8 @@
         root.appendChild(h("div", { "class": "gp-row gp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "gp-btn gp-primary gp-end" })));
       }
     }
+    // the turn's own controls first; the standings (also in the side panel) after them
+    root.appendChild(scoreboard(view));
     if (view.last_war) {
       var w = view.last_war;
       root.appendChild(h("p", { "class": "gp-panel" }, "Last war: " + w.attacker + " " + w.attack + " against " + w.defender + " " + w.defend + " \u2014 " +

@@ -87,7 +87,7 @@
 
   function rondel(view, api) {
     const size = 440, cx = size / 2, cy = size / 2, outer = 214, inner = 72;
-    const svg = h("svg:svg", { viewBox: `0 0 ${size} ${size}`, class: "imp-rondel-svg", role: "img",
+    const svg = h("svg:svg", { viewBox: `0 0 ${size} ${size}`, class: "imp-rondel-svg", role: "group",
       "aria-label": "rondel with each nation's position and the cost of each reachable space" });
     const options = {};
     for (const o of view.rondel.options) options[o.target] = o;
@@ -132,13 +132,17 @@
     const unplaced = ORDER.filter((n) => view.rondel.positions[n] === null);
     svg.append(h("svg:circle", { cx, cy, r: inner - 4, class: "imp-hub" }));
     if (mover) {
-      svg.append(marker(mover, cx, cy - 20, 20));
-      svg.append(h("svg:text", { x: cx, y: cy + 20, "text-anchor": "middle", class: "imp-hub-text" },
+      svg.append(marker(mover, cx, cy - (unplaced.length ? 34 : 20), unplaced.length ? 17 : 20));
+      svg.append(h("svg:text", { x: cx, y: cy + (unplaced.length ? 0 : 20), "text-anchor": "middle", class: "imp-hub-text" },
         view.phase === "rondel" ? "to move" : "acting"));
     }
     if (unplaced.length) {
-      svg.append(h("svg:text", { x: cx, y: cy + 38, "text-anchor": "middle", class: "imp-hub-small" }, "not placed yet:"));
-      svg.append(h("svg:text", { x: cx, y: cy + 52, "text-anchor": "middle", class: "imp-hub-small" }, unplaced.map(code).join(" ")));
+      svg.append(h("svg:text", { x: cx, y: cy + (mover ? 20 : 0), "text-anchor": "middle", class: "imp-hub-small" }, "not placed:"));
+      // three codes a line: the hub is narrow
+      for (let k = 0; k < unplaced.length; k += 3) {
+        svg.append(h("svg:text", { x: cx, y: cy + (mover ? 38 : 18) + (k / 3) * 17, "text-anchor": "middle", class: "imp-hub-small" },
+          unplaced.slice(k, k + 3).map(code).join(" ")));
+      }
     }
     return svg;
   }
@@ -526,7 +530,7 @@
         controls(view, api)),
       errorNode,
       view.last.length ? h("ul", { class: "imp-last", "aria-label": "what just happened" }, view.last.map((l) => h("li", {}, l))) : null,
-      h("section", { class: "imp-card" }, h("h2", {}, "Power track"), powerTrack(view)),
+      h("section", { class: "imp-card" }, h("h2", {}, "Power track"), h("div", { class: "imp-track-box" }, powerTrack(view))),
       h("section", { class: "imp-card" }, h("h2", {}, "Nations"), h("div", { class: "imp-scroll" }, nationsTable(view)),
         h("p", { class: "imp-legend" }, "▲ armament facility · ⚓ shipyard · dashed with a dot: no factory yet · ⚔ hostile armies (who) · "
           + "next tax: revenue → power points")),

@@ -137,6 +137,16 @@
     var box = h("section", { "class": "rk-panel" }, h("h2", {}, "New troops for " + view.turn.player + (view.reinforcements_frozen ? " (taken)" : "")));
     if (!r) {
       box.appendChild(h("p", {}, "Enter territory and city counts (and a region bonus the map does not know) to see the troops."));
+      if (!view.over) {
+        box.appendChild(button("Enter " + view.turn.player + "'s counts", function () {
+          var counts = document.querySelector(".rk-counts");
+          if (!counts) return;
+          counts.open = true;
+          var mine = counts.querySelector("[data-side='" + view.turn.player.replace(/'/g, "\\'") + "'] input");
+          counts.scrollIntoView({ block: "start" });
+          if (mine) mine.focus();
+        }, { "class": "rk-btn rk-primary" }));
+      }
       return box;
     }
     var lines = [
@@ -360,7 +370,7 @@
     sides.push({ name: "neutral", data: view.neutral });
     var box = h("details", { "class": "rk-panel rk-counts" }, h("summary", {}, "Enter or correct counts"));
     sides.forEach(function (side) {
-      var form = h("form", { "class": "rk-row", onsubmit: function (ev) { ev.preventDefault(); } });
+      var form = h("form", { "class": "rk-row", "data-side": side.name, onsubmit: function (ev) { ev.preventDefault(); } });
       var d = side.data;
       form.appendChild(h("strong", { "class": "rk-side" }, side.name === "neutral" ? "Neutral" : side.name));
       form.appendChild(labelled("Territories", numberInput("territories", d.territories, 0, 30)));
@@ -412,7 +422,6 @@
     ]));
     if (lastError) root.appendChild(h("p", { "class": "rk-error", role: "alert" }, ["\u26A0 ", lastError]));
     if (view.over) root.appendChild(h("p", { "class": "rk-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
-    root.appendChild(scoreboard(view));
     var main = h("div", { "class": "rk-columns" });
     if (view.variant === "command_post") main.appendChild(commandPost(view, api, send));
     main.appendChild(reinforcements(view, send));
@@ -432,6 +441,8 @@
         button("End turn", function () { send({ type: "end_turn" }); }, { "class": "rk-btn rk-primary rk-end" })
       ]));
     }
+    // the turn's own controls first; the standings (also in the side panel) after them
+    root.appendChild(scoreboard(view));
     root.appendChild(countsEditor(view, send));
     el.replaceChildren(root);
   }

@@ -1,0 +1,170 @@
+"""The moments a table notices: the tip, a double tap, a lost connection, New game, joining from a tablet."""
+
+import json
+import signal
+import urllib.request
+
+from tests.browser.test_page import PIN, Table, browser, open_page, table  # noqa: F401 (its fixtures; skips without chromium)
+
+
+def unlocked(browser, table, **kwargs):
+    """A page whose browser has entered the table's PIN (the session cookie is the context's)."""
+    context = browser.new_context(**kwargs)
+    answer = context.request.post(table.url + "/api/login", data={"pin": PIN})
+    assert answer.ok, answer.text()
+    return context, context.new_page()
+
+# the contrast of the alarm's text on its background, as WCAG computes it, from the computed colours
+CONTRAST = """() => {
+  const cs = getComputedStyle(document.getElementById('alarm'));
+  const lum = (c) => { const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map((x) => { const v = x / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const a = lum(cs.color), b = lum(cs.backgroundColor);
+  return { text: document.getElementById('alarm').innerText, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+}"""
+
+
+def tip(table):
+    """Seat 1 loads the right-hand end until its next placement tips the arm, and makes it."""
+    table.new_game("balance_duels", {"players": 2})
+    for roll in (1, 6, 2, 6):
+        table.play_first(roll, kind="place")
+    view = table.roll(1)["view"]
+    return table.act({"type": "move", "move": next(m["move"] for m in view["moves"] if m["move"]["kind"] == "place")})
+
+
+def test_the_tip_alarm_reads_in_every_frame_and_ends_with_the_game(browser, table):
+    tip(table)
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        page.wait_for_selector("#alarm:not([hidden])", timeout=3000)
+        frames = []
+        for _ in range(40):          # a second and a half of the flashing, sampled
+            frames.append(page.evaluate(CONTRAST))
+            page.wait_for_timeout(37)
+        assert all("tipped the arm" in f["text"] for f in frames)
+        assert min(f["ratio"] for f in frames) >= 4.5, frames
+        assert len({round(f["ratio"], 1) for f in frames}) >= 2, "the alarm does not flash"
+        # the end of the game is said as such, naming who tipped it
+        over = page.locator(".over-card")
+        assert over.is_visible() and "tipped the arm" in over.inner_text()
+        # the next game starts without it, whichever game it is
+        table.new_game("risk", {"players": ["Ann", "Bob"]})
+        page.wait_for_selector("#alarm", state="hidden", timeout=3000)
+        assert page.locator(".over-card").count() == 0
+    finally:
+        context.close()
+
+
+def test_reduced_motion_keeps_the_alarm_still(browser, table):
+    tip(table)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, reduced_motion="reduce")
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        page.wait_for_selector("#alarm:not([hidden])", timeout=3000)
+        frames = set()
+        for _ in range(12):
+            frames.add(round(page.evaluate(CONTRAST)["ratio"], 2))
+            page.wait_for_timeout(90)
+        assert len(frames) == 1 and min(frames) >= 4.5
+        assert page.locator("#alarm").bounding_box()["y"] < 844
+    finally:
+        context.close()
+
+
+def test_a_double_tap_does_one_thing(browser, table):
+    table.new_game("balance_duels", {"players": 2})
+    context, page = unlocked(browser, table, viewport={"width": 1024, "height": 768})
+    try:
+        open_page(page, table)
+        seq = json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"]
+        page.wait_for_selector("#bd-roll")
+        # two taps within a few milliseconds: the second finds the button busy (or the request already sent)
+        page.evaluate("() => { const b = document.getElementById('bd-roll'); b.click(); b.click(); }")
+        page.wait_for_selector(".bd-die:not(.empty)", timeout=3000)
+        page.wait_for_timeout(300)
+        after = json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"]
+        assert after == seq + 1
+    finally:
+        context.close()
+
+
+def test_an_error_shows_beside_the_button_tapped_and_clears_on_success(browser, table):
+    table.new_game("balance_duels", {"players": 2, "tip_judge": "table"})
+    context, page = unlocked(browser, table, viewport={"width": 1024, "height": 768})
+    try:
+        open_page(page, table)
+        # the arm has not tipped: "The arm tipped" is refused by the rules, and says so next to the button
+        page.click("text=The arm tipped")
+        note = page.locator(".tap-error")
+        note.wait_for(timeout=3000)
+        box, button = note.bounding_box(), page.locator("text=The arm tipped").bounding_box()
+        assert abs(box["y"] - (button["y"] + button["height"])) < 120
+        page.click("#bd-roll")
+        page.wait_for_selector(".bd-die:not(.empty)", timeout=3000)
+        assert page.locator(".tap-error").count() == 0
+    finally:
+        context.close()
+
+
+def test_a_lost_connection_is_a_banner_devices_unknown_and_changes_held(browser, tmp_path):
+    own = Table(tmp_path)
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    try:
+        open_page(page, own)
+        own.proc.send_signal(signal.SIGSTOP)
+        page.wait_for_selector("#offline:not([hidden])", timeout=10000)
+        assert "No connection" in page.locator("#offline").inner_text()
+        assert page.locator("#offline").bounding_box()["y"] < 200          # in the sticky header, in view
+        assert "unknown" in page.locator("#devices").inner_text()
+        assert "ok" not in page.locator("#devices").inner_text()
+        assert page.locator("#bd-roll").evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+        own.proc.send_signal(signal.SIGCONT)
+        page.wait_for_selector("#offline", state="hidden", timeout=15000)
+    finally:
+        own.proc.send_signal(signal.SIGCONT)
+        context.close()
+        own.stop()
+
+
+def test_new_game_offers_what_each_game_takes(browser, table):
+    table.new_game("balance_duels", {"players": 2})
+    context, page = unlocked(browser, table, viewport={"width": 390, "height": 844})
+    try:
+        open_page(page, table)
+        page.click("#btn-new")
+        page.wait_for_selector("#setup[open]")
+        assert page.locator("#setup-json").count() == 0                 # no raw options box for players
+        page.select_option("#setup-game", "risk")
+        assert page.locator("#setup-players option").all_inner_texts() == ["2 (usual)"]
+        page.select_option("#setup-game", "balance_of_power")
+        page.select_option("#setup-players", "3")
+        assert page.locator(".seat").count() == 3
+        names = page.locator(".seat-name")
+        names.nth(0).fill("Ann")
+        names.nth(1).fill("Bob")
+        names.nth(2).fill("Cy")
+        page.locator(".seat-choice").nth(2).select_option(index=4)
+        page.click("#setup-go")
+        page.wait_for_selector("#setup", state="hidden", timeout=3000)
+        state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
+        assert state["game"] == "balance_of_power"
+        assert [p["name"] for p in state["view"]["players"]] == ["Ann", "Bob", "Cy"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()
+
+
+def test_joining_names_this_machine_only_when_it_listens_on_loopback(browser, table):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        page.wait_for_selector("#join-card:not([hidden])")
+        assert "--host 0.0.0.0" in page.locator("#join-card").inner_text()
+    finally:
+        context.close()

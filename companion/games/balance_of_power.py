@@ -535,10 +535,13 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["tracking"] == "counts", "with board tracking the tracker counts territories itself")
     player = _player(state, field(action, "player", str))
     counts = copy.deepcopy(state["counts"][player])
+    # Each territory held alone needs a pawn of the player's, and a full capital three.
+    bounds = {"territories": PAWNS_PER_CLASS * len(CLASSES), "full_capitals": len(EMPIRES)}
     for key in ("territories", "full_capitals"):
         if key in action:
             value = field(action, key, int)
             require(value >= 0, f"'{key}' cannot be negative")
+            require(value <= bounds[key], f"'{key}' can be at most {bounds[key]}, not {value}")
             counts[key] = value
     if "pawns" in action:
         pawns = field(action, "pawns", Mapping)

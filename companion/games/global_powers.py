@@ -272,7 +272,7 @@ def _set_party(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     updated = dict(p)
     for key in ("un", "mauritius", "removed", "hand", "deck", "played", "warmonger"):
         if key in action:
-            updated[key] = whole(action, key, 0)
+            updated[key] = whole(action, key, 0, POLITICIANS if key in ("un", "mauritius", "removed") else DECK)
     spare = POLITICIANS - in_regions(state, who) - updated["un"] - updated["mauritius"] - updated["removed"]
     require(spare >= 0, f"{who} has only {POLITICIANS} politicians in all")
     require(updated["hand"] + updated["deck"] + updated["played"] == DECK, f"{who}'s hand, deck and played cards must add up to {DECK}")

@@ -42,6 +42,7 @@ from companion.games.imperial_rules import (
     MAX_FLAGS,
     MAX_FLEETS,
     MAX_IMPORTS,
+    MAX_MONEY,
     MAX_POWER_POINTS,
     MAX_STEPS,
     NATION_NAMES,
@@ -1020,6 +1021,7 @@ def _correct_money(state: State, account: tuple[str, str], value: object, label:
         isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         f"'value' must be a non-negative integer, not {value!r}",
     )
+    require(value <= MAX_MONEY, f"'value': {label} can be at most {MAX_MONEY} million, not {value}")
     old = _balance(state, account)
     # the bank is the other side of every correction, so no money appears from nowhere
     if value >= old:

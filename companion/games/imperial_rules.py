@@ -63,6 +63,10 @@ FACTORY_PRICE = 5
 IMPORT_PRICE = 1
 MAX_IMPORTS = 3
 INVESTOR_PAYOUT = 2
+# The bank's notes are not counted in the rules (the bank never runs out), but all 54 bonds
+# together cost 744 million and a nation collects at most 23 a tax turn: no treasury or
+# purse at a real table reaches this, so a correction beyond it is a typing slip.
+MAX_MONEY = 1000
 
 # (lowest revenue, success bonus, power points gained), in rising order of revenue
 _TAX_CHART: tuple[tuple[int, int, int], ...] = (

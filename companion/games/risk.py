@@ -11,6 +11,7 @@ ticks on the page.
 from __future__ import annotations
 
 import copy
+import difflib
 import tomllib
 from fractions import Fraction
 from functools import lru_cache
@@ -244,7 +245,10 @@ def territory(name: Any, key: str = "territory") -> str:
     """The canonical spelling of a board territory; RuleError naming `key` otherwise."""
     require(isinstance(name, str), f"'{key}' must be a territory name")
     found = _BY_KEY.get(_key(name))
-    require(found is not None, f"'{key}': {name!r} is not a territory of this board")
+    if found is None:
+        near = [_BY_KEY[k] for k in difflib.get_close_matches(_key(name), list(_BY_KEY), n=3, cutoff=0.6)]
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        raise RuleError(f"'{key}': {name!r} is not a territory of this board{hint}")
     return found
 
 

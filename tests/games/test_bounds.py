@@ -161,3 +161,9 @@ def test_global_powers_party_counts_are_bounded_by_the_box():
     state = gp.new({"players": ["Red", "Blue"]})
     refused(gp.act, state, {"type": "set_party", "party": "Red", "warmonger": 10**6}, "'warmonger'", "16")
     refused(gp.act, state, {"type": "set_party", "party": "Red", "un": 10**6}, "'un'", "20")
+
+
+def test_risk_territory_names_off_the_map_are_refused_with_the_nearest_names():
+    state = attacking(risk.new({"players": ["Ann", "Bob"]}))
+    message = refused(risk.act, state, {"type": "set_owner", "territory": "Switzerlnd", "owner": "Ann"}, "'territory'")
+    assert "did you mean Switzerland" in message

@@ -8,14 +8,18 @@ Two ways to track a game:
   still keeps the pawns per class from the actions (duplicates and eliminations)
   and runs the turn helper.
 
-The map in data/balance_of_power_map.toml is incomplete, so board mode accepts
-any territory name and checks borders only where the map lists all of them.
+The map in data/balance_of_power_map.toml is incomplete: board mode knows the
+territories it lists, the capitals given as options and those the table adds once
+(`add_territory`), refuses any other name (offering the nearest known ones), and
+checks borders only where the map lists all of them.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import tomllib
+from collections import deque
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -36,6 +40,10 @@ POINTS_TO_WIN = {2: 30, 3: 27, 4: 24, 5: 21, 6: 18}
 EMPIRES: dict[str, dict[str, Any]] = MAP["empires"]
 TRACKING = ("board", "counts")
 VARIANT_KEYS = ("tougher_neutral", "respawn", "total_domination")
+# Achieving Empire, judged from the board at the start of each turn: "no_enemy" reads the
+# rulebook's parenthesis (no enemy pawn in any territory of the empire; an empty one is
+# fine), "held" asks for one of the player's own pawns in every territory as well.
+EMPIRE_RULES = ("no_enemy", "held")
 
 
 def _key(name: str) -> str:
@@ -114,15 +122,28 @@ def beats(attacker_class: str, defender_class: str) -> bool:
 # ---------------------------------------------------------------- state helpers
 
 
+def _known(state: Mapping[str, Any]) -> dict[str, str]:
+    """Every territory name this game knows: the map's, the capitals' and those the table added."""
+    names = dict(KNOWN)
+    for where in [*state["capitals"].values(), *state["added"]]:
+        if where is not None:
+            names.setdefault(_key(where), where)
+    return names
+
+
 def _canon(state: Mapping[str, Any], name: Any, key: str) -> str:
     require(isinstance(name, str) and name.strip(), f"'{key}' must be a territory name")
+    known = _known(state)
     k = _key(name)
-    if k in KNOWN:
-        return KNOWN[k]
-    for existing in state["board"]:
-        if _key(existing) == k:
-            return existing
-    return " ".join(name.split())
+    if k in known:
+        return known[k]
+    # A typo must not become a new territory: it would silently change the scores.
+    near = [known[m] for m in difflib.get_close_matches(k, list(known), n=3, cutoff=0.6)]
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    raise RuleError(
+        f"'{key}': {name.strip()!r} is not a territory on the map{hint} "
+        "(a printed territory the map data lacks is added once with add_territory)"
+    )
 
 
 def _player(state: Mapping[str, Any], name: Any, key: str = "player") -> str:
@@ -155,12 +176,30 @@ def _empire_of(state: Mapping[str, Any], player: str) -> str:
     return state["players"][player]["empire"]
 
 
-def _achieved(state: Mapping[str, Any], player: str, empire: str) -> bool:
-    """Whether `player` holds alone every territory of `empire` (or says so, where the map cannot tell)."""
+def _empire_territories(state: Mapping[str, Any], empire: str) -> set[str]:
     spec = EMPIRES[empire]
-    if state["tracking"] == "board" and spec["complete"]:
-        members = set(spec["territories"]) | ({spec["capital"]} if spec["capital"] else set())
-        return all(_controller(state["board"].get(t, [])) == player for t in members)
+    members = set(spec["territories"]) | {t for t, owner in state["added"].items() if owner == empire}
+    if state["capitals"].get(empire):
+        members.add(state["capitals"][empire])
+    return members
+
+
+def _achieved(state: Mapping[str, Any], player: str, empire: str) -> bool:
+    """Whether `player` controls `empire` alone, judged from the board where it can be.
+
+    On the board every known territory of the empire is looked at; where the map data does
+    not list the whole empire, the table's declaration stands for the territories it lacks.
+    """
+    spec = EMPIRES[empire]
+    if state["tracking"] == "board":
+        for where in _empire_territories(state, empire):
+            pawns = state["board"].get(where, [])
+            if any(owner != player for owner, _ in pawns):
+                return False
+            if state["empire_rule"] == "held" and not pawns:
+                return False
+        if spec["complete"]:
+            return True
     return empire in state["declared"][player]
 
 
@@ -233,6 +272,9 @@ def _check_win(state: dict[str, Any]) -> None:
 
 
 def _begin_turn(state: dict[str, Any], player: str, number: int) -> None:
+    wiped = state["wiped"][player]
+    # A class wiped out may re-spawn in this turn only, the player's next one.
+    state["wiped"][player] = {cls: "now" for cls, when in wiped.items() if when == "next"}
     state["turn"] = {
         "number": number,
         "player": player,
@@ -283,7 +325,7 @@ def _remove(board: dict[str, list[list[str]]], where: str, owner: str, cls: str)
 # ---------------------------------------------------------------- new
 
 
-OPTION_KEYS = ("players", "first", "tracking", "capitals", *VARIANT_KEYS)
+OPTION_KEYS = ("players", "first", "tracking", "capitals", "empire_rule", *VARIANT_KEYS)
 
 
 def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
@@ -331,6 +373,8 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         value = options.get(key, False)
         require(isinstance(value, bool), f"'{key}' must be true or false")
         variants[key] = value
+    empire_rule = options.get("empire_rule", "no_enemy")
+    require(empire_rule in EMPIRE_RULES, f"'empire_rule' must be one of {', '.join(EMPIRE_RULES)}, not {empire_rule!r}")
     capitals = {e: spec["capital"] or None for e, spec in EMPIRES.items()}
     given = options.get("capitals", {})
     require(isinstance(given, Mapping), "'capitals' must map empires to territory names")
@@ -349,7 +393,11 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "order": order,
         "tracking": tracking,
         "variants": variants,
+        "empire_rule": empire_rule,
         "capitals": capitals,
+        "added": {},
+        # classes wiped out: {player: {class: "next" (until the player's next turn) or "now"}}
+        "wiped": {p: {} for p in order},
         "board": {},
         "counts": {
             p: {"territories": None, "full_capitals": None, "pawns": {c: 2 for c in CLASSES}} for p in order
@@ -460,6 +508,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         state["counts"][owner]["pawns"][prey] -= 1
     if _pawns(state, owner)[prey] == 0:
         record["class_gone"] = True
+        state["wiped"][owner][prey] = "next"
     state["turn"]["done"].append(record)
 
 
@@ -475,8 +524,14 @@ def _duplicate(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         require(len(here) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
     else:
         where = None
+    turn = state["turn"]
+    require(
+        not turn["used"][cls] or (turn["bonus"] and not turn["bonus_used"]),
+        f"the {CLASS_LABELS[cls]} action is used up this turn",
+    )
     if pawns[cls] >= PAWNS_PER_CLASS:
-        # Wanting a pawn the pool no longer has ends the game on the spot.
+        # Wanting a pawn the pool no longer has ends the game on the spot, but only when the
+        # duplicate is an action the player may still take; a spent one is simply refused.
         _finish_by_points(state, f"{player} had no {CLASS_LABELS[cls]} left in the pool to duplicate")
         return
     slot = _spend(state, cls)
@@ -492,6 +547,10 @@ def _respawn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = state["turn"]["player"]
     cls = _pawn_class(field(action, "pawn", str))
     require(_pawns(state, player)[cls] == 0, f"{player} still has a {CLASS_LABELS[cls]} on the board")
+    require(
+        state["wiped"][player].get(cls) == "now",
+        f"a {CLASS_LABELS[cls]} re-spawns only in {player}'s next turn after the last one was eliminated",
+    )
     where = None
     if state["tracking"] == "board":
         where = _canon(state, field(action, "territory", str), "territory")
@@ -500,10 +559,15 @@ def _respawn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         if capital in mine:
             require(where == capital, f"{player} still has a pawn in {capital}: the new pawn appears there")
         else:
-            # Distance to the capital needs the full map; the table judges "closest".
             require(where in mine, f"{player} has no pawn in {where} to re-spawn beside")
+            steps = _distances(capital)
+            nearer = [t for t in mine if t in steps and (where not in steps or steps[t] < steps[where])]
+            # Where the map data cannot tell the distance of every candidate, the table judges "closest".
+            if where in steps or all(t in steps for t in mine):
+                require(not nearer, f"{', '.join(sorted(nearer))} is closer to {capital} than {where}: the new pawn appears there")
         require(len(state["board"].get(where, [])) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
     slot = _spend(state, cls)
+    del state["wiped"][player][cls]
     if where is not None:
         state["board"].setdefault(where, []).append([player, cls])
     else:
@@ -527,18 +591,33 @@ def _declare_empire(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     if turn is not None and turn["player"] == player and empire == _empire_of(state, player):
         # The bonus is judged at the start of the turn; a correction is fine until an action is spent.
         require(not turn["done"], "the bonus action is decided at the start of the turn")
-        turn["bonus"] = achieved
+        turn["bonus"] = _achieved(state, player, empire)
     _check_win(state)
+
+
+def _add_territory(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    """A printed territory the map data lacks, added once by the table (optionally with its empire)."""
+    name = field(action, "territory", str)
+    require(name.strip() != "" and len(name.strip()) <= 40, "'territory' must be a name of 1 to 40 characters")
+    name = " ".join(name.split())
+    known = _known(state)
+    require(_key(name) not in known, f"'territory': {known.get(_key(name))} is already on the map")
+    empire = field(action, "empire", (str, type(None)), default=None)
+    require(empire is None or empire in EMPIRES, f"'empire' must be one of {', '.join(EMPIRES)} or null, not {empire!r}")
+    state["added"][name] = empire
 
 
 def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["tracking"] == "counts", "with board tracking the tracker counts territories itself")
     player = _player(state, field(action, "player", str))
     counts = copy.deepcopy(state["counts"][player])
+    # Each territory held alone needs a pawn of the player's, and a full capital three.
+    bounds = {"territories": PAWNS_PER_CLASS * len(CLASSES), "full_capitals": len(EMPIRES)}
     for key in ("territories", "full_capitals"):
         if key in action:
             value = field(action, key, int)
             require(value >= 0, f"'{key}' cannot be negative")
+            require(value <= bounds[key], f"'{key}' can be at most {bounds[key]}, not {value}")
             counts[key] = value
     if "pawns" in action:
         pawns = field(action, "pawns", Mapping)
@@ -555,8 +634,24 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     _check_win(state)
 
 
+def _distances(start: str | None) -> dict[str, int]:
+    """Borders crossed from `start` to every territory the map data connects it to."""
+    if start is None:
+        return {}
+    steps, queue = {start: 0}, deque([start])
+    while queue:
+        here = queue.popleft()
+        for there in ADJACENT.get(here, ()):
+            if there not in steps:
+                steps[there] = steps[here] + 1
+                queue.append(there)
+    return steps
+
+
 def _end_turn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = state["turn"]["player"]
+    # The re-spawn window was this turn; a class still gone now stays gone.
+    state["wiped"][player] = {cls: when for cls, when in state["wiped"][player].items() if when != "now"}
     order = state["order"]
     index = order.index(player)
     for step in range(1, len(order) + 1):
@@ -575,7 +670,7 @@ TURN_ACTIONS = {
     "respawn": _respawn,
     "end_turn": _end_turn,
 }
-TABLE_ACTIONS = {"place": _place, "declare_empire": _declare_empire, "set_counts": _set_counts}
+TABLE_ACTIONS = {"place": _place, "declare_empire": _declare_empire, "set_counts": _set_counts, "add_territory": _add_territory}
 ACTION_TYPES = tuple(TABLE_ACTIONS) + tuple(TURN_ACTIONS)
 
 
@@ -683,7 +778,9 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "board": board,
         "capitals": {e: where for e, where in state["capitals"].items()},
         "empires": {e: {"title": spec["title"], "territories": list(spec["territories"])} for e, spec in EMPIRES.items()},
-        "known_territories": sorted(set(KNOWN.values()) | set(state["board"])),
+        "known_territories": sorted(set(_known(state).values())),
+        "added_territories": dict(state["added"]),
+        "empire_rule": state["empire_rule"],
         "over": state["over"],
         "winner": state["winner"],
         "end_reason": state["end_reason"],

@@ -24,7 +24,9 @@ from companion.games.global_powers_rules import (
     DECK,
     HAND,
     HOME_POLITICIANS,
+    MARKERS,
     POLITICIANS,
+    SANCTION_HALVING,
     REGIONS,
     START_CHIPS,
     SUPPLY,
@@ -47,6 +49,8 @@ from companion.games.global_powers_rules import (
     roll,
     strength,
     take_chips,
+    need_marker,
+    state_breakdown,
     un_counts,
     vp_to_win,
     war,
@@ -57,7 +61,7 @@ from companion.games.global_powers_rules import (
 __all__ = ["ENGINE", "evaluate", "evaluation_breakdown", "putsch", "vp_to_win", "war", "war_odds"]
 
 UN_TROOPS = 3
-OPTION_KEYS = ("players", "first", "extended")
+OPTION_KEYS = ("players", "first", "extended", "sanction_halving")
 
 
 # ---------------------------------------------------------------- new
@@ -106,11 +110,14 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
     require(first is None or first in names, f"'first' must be one of the players, not {first!r}")
     extended = options.get("extended", False)
     require(isinstance(extended, bool), "'extended' must be true or false")
+    halving = options.get("sanction_halving", "region")
+    require(halving in SANCTION_HALVING, f"'sanction_halving' must be one of {', '.join(SANCTION_HALVING)}, not {halving!r}")
     return {
         "game": "global_powers",
         "parties": names,
         "colours": colours,
         "extended": extended,
+        "sanction_halving": halving,
         "first": first,
         "regions": {
             name: {
@@ -262,7 +269,10 @@ def _set_region(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             r[chip] = n
     for flag in ("done", "sanctioned", "disarmed", "protectorate"):
         if flag in action:
-            r[flag] = field(action, flag, bool)
+            value = field(action, flag, bool)
+            if value and flag in MARKERS:
+                need_marker(state, flag, where)
+            r[flag] = value
     _check_dominance(state)
 
 
@@ -272,10 +282,11 @@ def _set_party(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     updated = dict(p)
     for key in ("un", "mauritius", "removed", "hand", "deck", "played", "warmonger"):
         if key in action:
-            updated[key] = whole(action, key, 0)
+            updated[key] = whole(action, key, 0, POLITICIANS if key in ("un", "mauritius", "removed") else DECK)
     spare = POLITICIANS - in_regions(state, who) - updated["un"] - updated["mauritius"] - updated["removed"]
     require(spare >= 0, f"{who} has only {POLITICIANS} politicians in all")
-    require(updated["hand"] + updated["deck"] + updated["played"] == DECK, f"{who}'s hand, deck and played cards must add up to {DECK}")
+    cards = updated["hand"] + updated["deck"] + updated["played"] + updated["warmonger"]
+    require(cards == DECK, f"{who}'s hand, deck, played cards and a kept warmonger must add up to {DECK}, not {cards}")
     require(updated["hand"] <= HAND, f"a hand holds at most {HAND} cards")
     state["party"][who] = updated
     _check_dominance(state)
@@ -333,7 +344,9 @@ def _play_card(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     result = CARD_EFFECTS[card](state, action, player)
     p = state["party"][player]
     p["hand"] -= 1
-    p["played"] += 1
+    # A kept warmonger lies in front of the player, not on the played pile, until it is used.
+    if not (card == "warmonger" and result.get("use") == "keep"):
+        p["played"] += 1
     turn.update({"started": True, "card": card})
     state["un_intervention_open"] = False
     state["last_card"] = {"card": card, "player": player, **result}
@@ -381,7 +394,7 @@ def _sources(state: Mapping[str, Any], action: Mapping[str, Any], key: str, who:
 def _evaluate(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["phase"] == "evaluation", "an evaluation comes once every region has been activated")
     parties = state["parties"]
-    breakdown = evaluation_breakdown(region_snapshot(state), un_counts(state), mauritius_counts(state))
+    breakdown = state_breakdown(state)
     vp = {p: sum(line["vp"] for line in breakdown.get(p, [])) for p in parties}
     needed = vp_to_win(len(parties))
     record: dict[str, Any] = {
@@ -427,7 +440,7 @@ def _evaluate(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         p = state["party"][who]
         n = discards.get(who, 0)
         require(n <= p["hand"], f"'discard': {who} holds only {p['hand']} cards")
-        # Warmonger cards lying in front of a player are spent by the evaluation.
+        # A warmonger still lying in front of its player is discarded by the evaluation.
         p["played"] += n + p["warmonger"]
         p["hand"] -= n
         p["warmonger"] = 0
@@ -472,6 +485,8 @@ def _un_intervention(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     where = region(field(action, "region", str))
     r = state["regions"][where]
     require(r["politicians"], f"{where} is empty")
+    # A victory makes the region a protectorate, so the UN cannot go without a marker to lay.
+    need_marker(state, "protectorate", where)
     outcome = errors_as_rules(war, UN_TROOPS, r["military"], roll(action, "un_roll"), roll(action, "region_roll"))
     removed: dict[str, int] = {}
     if outcome["winner"] == "attacker":
@@ -576,7 +591,7 @@ def _region_view(state: Mapping[str, Any], name: str, vp_lines: Mapping[str, lis
 
 def view(state: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the page shows, as JSON-safe data."""
-    lines = evaluation_breakdown(region_snapshot(state), un_counts(state), mauritius_counts(state))
+    lines = state_breakdown(state)
     vp = {p: sum(line["vp"] for line in lines.get(p, [])) for p in state["parties"]}
     rows = []
     for who in state["parties"]:

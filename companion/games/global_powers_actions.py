@@ -22,6 +22,7 @@ from companion.games.global_powers_rules import (
     errors_as_rules,
     governors,
     move_politicians,
+    need_marker,
     party,
     pool,
     putsch,
@@ -109,6 +110,7 @@ def _war_side_bonus(state: dict[str, Any], action: Mapping[str, Any], side_regio
         require(sides, f"'warmonger': {who} governs neither region at war")
         bonus[sides[0]] += 1
         state["party"][who]["warmonger"] -= 1
+        state["party"][who]["played"] += 1
     return bonus
 
 
@@ -178,6 +180,9 @@ def vote(state: dict[str, Any], action: Mapping[str, Any], applicant: str | None
         require(application == "end_sanction" and target == applicant, f"{applicant} is under sanctions: it can only apply to end them")
     if application == "end_sanction":
         require(state["regions"][target]["sanctioned"], f"{target} is not under sanctions")
+    if application in ("sanction", "disarmament"):
+        # Asked for up front: an application whose marker the box cannot supply is not made at all.
+        need_marker(state, "sanctioned" if application == "sanction" else "disarmed", target)
     chips_for = counts_map(action, "for", lambda n: region(n, "for"), default={})
     chips_against = counts_map(action, "against", lambda n: region(n, "against"), default={})
     if applicant is not None:

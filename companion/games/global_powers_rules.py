@@ -30,6 +30,12 @@ ECONOMY_VP = {3: 1, 4: 2, 5: 3}
 UN_VP = 2
 MAURITIUS_VP = -1
 UN_PARTY = "UN"  # stands in for the UN emissaries in a protectorate
+# The box holds two markers of each kind (sanctions, disarmament, protectorate).
+MARKERS = {"sanctioned": 2, "disarmed": 2, "protectorate": 2}
+MARKER_NAMES = {"sanctioned": "sanction", "disarmed": "disarmament", "protectorate": "protectorate"}
+# How a sanctioned region's VP are halved: "region" halves what the region gives a party in
+# all (its position plus the economy bonus), "each_line" halves each of the two on its own.
+SANCTION_HALVING = ("region", "each_line")
 DIE = (1, 2, 3)
 
 
@@ -93,8 +99,11 @@ def evaluation_breakdown(
     regions: Mapping[str, Mapping[str, Any]],
     un: Mapping[str, int],
     mauritius: Mapping[str, int],
+    sanction_halving: str = "region",
 ) -> dict[str, list[dict[str, Any]]]:
     """Each party's VP line by line: {party: [{"source", "region", "why", "vp"}, ...]}."""
+    if sanction_halving not in SANCTION_HALVING:
+        raise ValueError(f"sanction_halving must be one of {', '.join(SANCTION_HALVING)}, not {sanction_halving!r}")
     if not isinstance(regions, Mapping):
         raise ValueError("regions must map a region to its politicians and economy")
     for name, table in (("un", un), ("mauritius", mauritius)):
@@ -138,8 +147,13 @@ def evaluation_breakdown(
                 why = "opposition"
             vp = POSITION_VP[why]
             bonus = economy_vp(economy) if party in governing else 0
-            if sanctioned:
-                # A sanctioned region yields half; whole points only, rounded down.
+            if sanctioned and sanction_halving == "region":
+                # Half of what the region gives in all, in whole points: strongest 3 + economy 1 = 4 -> 2.
+                full = vp + bonus
+                vp, bonus = full // 2, 0
+                if full != POSITION_VP[why]:
+                    why = f"{why} + {economy} economy chips, halved"
+            elif sanctioned:
                 vp, bonus = vp // 2, bonus // 2
             add(party, {"source": "region", "region": region, "why": why, "vp": vp, "sanctioned": sanctioned})
             if bonus:
@@ -157,9 +171,10 @@ def evaluate(
     regions: Mapping[str, Mapping[str, Any]],
     un: Mapping[str, int] | None = None,
     mauritius: Mapping[str, int] | None = None,
+    sanction_halving: str = "region",
 ) -> dict[str, int]:
     """VP per party for one evaluation (see evaluation_breakdown for the lines)."""
-    lines = evaluation_breakdown(regions, un or {}, mauritius or {})
+    lines = evaluation_breakdown(regions, un or {}, mauritius or {}, sanction_halving)
     return {party: sum(line["vp"] for line in party_lines) for party, party_lines in lines.items()}
 
 
@@ -365,8 +380,27 @@ def region_snapshot(state: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
+def markers_in_use(state: Mapping[str, Any], flag: str) -> list[str]:
+    return [name for name in REGIONS if state["regions"][name][flag]]
+
+
+def need_marker(state: Mapping[str, Any], flag: str, where: str) -> None:
+    """Refuse to mark `where` when the box has no marker of that kind left (one already there is reused)."""
+    if state["regions"][where][flag]:
+        return
+    used = markers_in_use(state, flag)
+    require(
+        len(used) < MARKERS[flag],
+        f"no {MARKER_NAMES[flag]} marker is left: the box has {MARKERS[flag]} and they lie on {', '.join(used)}",
+    )
+
+
+def state_breakdown(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return evaluation_breakdown(region_snapshot(state), un_counts(state), mauritius_counts(state), state["sanction_halving"])
+
+
 def live_vp(state: Mapping[str, Any]) -> dict[str, int]:
-    vp = evaluate(region_snapshot(state), un_counts(state), mauritius_counts(state))
+    vp = evaluate(region_snapshot(state), un_counts(state), mauritius_counts(state), state["sanction_halving"])
     return {p: vp.get(p, 0) for p in state["parties"]}
 
 

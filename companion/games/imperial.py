@@ -10,10 +10,12 @@ Money only moves between the bank, the six treasuries and the players' cash,
 so `bank + treasuries + cash` stays 0 for the whole game (the bank starts at 0
 and never runs out; a negative balance is what it has paid out).
 
-Every home province of a nation is modelled by its city: two brown cities
-(armament facilities, ids `brown1`, `brown2`) and two light-blue harbour cities
-(shipyards, ids `blue1`, `blue2`). A game starts with a factory in `brown1`
-and `blue1`; the `city_names` option can label them with the printed names.
+Every home province of a nation is modelled by its city, as the printed board has
+them (data/imperial_board.toml): brown cities (armament facilities, ids `brown1`,
+`brown2`, ...) and light-blue harbour cities (shipyards, `blue1`, ...). China has three
+brown cities and one harbour, the United States one and three, the others two and two.
+A game starts with a factory in `brown1` and `blue1`; an action may name a city by its id
+or its printed name, and the `city_names` option can relabel them.
 
 Default deal (when the `deal` option is absent), by seat order:
 2 players -- seat 1 Russia, India, United States; seat 2 China, Brazil, Europe.
@@ -38,10 +40,12 @@ from companion.games.imperial_rules import (
     IMPORT_PRICE,
     INTEREST,
     INVESTOR_PAYOUT,
-    MAX_ARMIES,
+    ARMY_SUPPLY,
+    BOARD,
+    FLEET_SUPPLY,
     MAX_FLAGS,
-    MAX_FLEETS,
     MAX_IMPORTS,
+    MAX_MONEY,
     MAX_POWER_POINTS,
     MAX_STEPS,
     NATION_NAMES,
@@ -83,11 +87,22 @@ __all__ = [
     "view",
 ]
 
-CITY_IDS: tuple[str, ...] = ("brown1", "brown2", "blue1", "blue2")
-CITY_KIND = {"brown1": "armament", "brown2": "armament", "blue1": "shipyard", "blue2": "shipyard"}
-STARTING_FACTORIES = ("brown1", "blue1")
+# {nation: ((id, kind, printed name, starts with a factory), ...)} from the board's data
+HOME_CITIES: dict[str, tuple[tuple[str, str, str, bool], ...]] = {
+    n: tuple(
+        (c["id"], "armament" if c["id"].startswith("brown") else "shipyard", c["name"], bool(c.get("factory", False)))
+        for c in BOARD[n]["cities"]
+    )
+    for n in NATIONS
+}
+CITY_IDS: dict[str, tuple[str, ...]] = {n: tuple(c[0] for c in cities) for n, cities in HOME_CITIES.items()}
 UNIT_KINDS = ("army", "fleet")
 VARIANTS = ("standard", "experienced")
+# What a Swiss bank's block does: "investor" stops the nation on Investor at once, at no
+# cost (the rulebook's reason for the block: the treasury must pay all interest; the
+# reference engine's forceInvestor does the same); "up_to_investor" only forbids passing
+# it, and the government picks any space up to Investor.
+SWISS_BLOCKS = ("investor", "up_to_investor")
 
 DRAFT = "draft"
 MOVE = "rondel"
@@ -130,11 +145,14 @@ class Nation:
     fleets: int
     government: str | None
 
-    def city(self, city_id: str) -> City:
+    def city(self, city_id: object) -> City:
+        """The city named by its id or its printed name (any case)."""
+        wanted = city_id.strip().lower() if isinstance(city_id, str) else None
         for city in self.cities:
-            if city.id == city_id:
+            if wanted in (city.id, city.name.lower()):
                 return city
-        raise RuleError(f"{NATION_NAMES[self.id]} has no city {city_id!r}; cities are {', '.join(CITY_IDS)}")
+        known = ", ".join(f"{c.id} ({c.name})" for c in self.cities)
+        raise RuleError(f"{NATION_NAMES[self.id]} has no city {city_id!r}; its cities are {known}")
 
     def unoccupied_factories(self, kind: str | None = None) -> int:
         return sum(1 for c in self.cities if c.factory and not c.occupied and (kind is None or c.kind == kind))
@@ -173,6 +191,7 @@ class State:
     game_over: bool = False
     turns_taken: int = 0
     last: tuple[str, ...] = ()  # what the latest action did, for the page
+    swiss_block: str = "investor"  # one of SWISS_BLOCKS
 
 
 def _sort_bonds(bonds: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
@@ -363,11 +382,11 @@ def _city_ref(state: State, entry: object, key: str, extra: frozenset[str] = fro
     _reject_extra(entry, {"owner", "city"} | extra, f"an entry of '{key}'")
     owner = _nation_value(entry.get("owner"), f"{key}.owner")
     city_id = entry.get("city")
-    require(
-        isinstance(city_id, str) and city_id in CITY_IDS,
-        f"'{key}.city' must be one of {', '.join(CITY_IDS)}, not {city_id!r}",
-    )
-    return owner, _nation(state, owner).city(city_id)
+    require(isinstance(city_id, str), f"'{key}.city' must be a city id or name, not {city_id!r}")
+    try:
+        return owner, _nation(state, owner).city(city_id)
+    except RuleError as error:
+        raise RuleError(f"'{key}.city': {error}") from None
 
 
 # ------------------------------------------------------------- set-up
@@ -448,8 +467,8 @@ def _validate_city_names(raw: object) -> dict[str, dict[str, str]]:
         require(isinstance(cities, Mapping), f"option 'city_names.{nation}' must map city ids to names")
         for city_id, label in cities.items():
             require(
-                city_id in CITY_IDS,
-                f"option 'city_names.{nation}' has unknown city {city_id!r}; cities are {', '.join(CITY_IDS)}",
+                city_id in CITY_IDS[nation],
+                f"option 'city_names.{nation}' has unknown city {city_id!r}; cities are {', '.join(CITY_IDS[nation])}",
             )
             require(
                 isinstance(label, str) and 0 < len(label.strip()) <= 40,
@@ -461,21 +480,16 @@ def _validate_city_names(raw: object) -> dict[str, dict[str, str]]:
 
 def _blank_nation(nation_id: str, names: Mapping[str, str]) -> Nation:
     cities = tuple(
-        City(
-            id=cid,
-            kind=CITY_KIND[cid],
-            name=names.get(cid, f"{'Brown' if cid.startswith('brown') else 'Blue'} city {cid[-1]}"),
-            factory=cid in STARTING_FACTORIES,
-        )
-        for cid in CITY_IDS
+        City(id=cid, kind=kind, name=names.get(cid, printed), factory=starts)
+        for cid, kind, printed, starts in HOME_CITIES[nation_id]
     )
     return Nation(nation_id, None, 0, 0, cities, 0, 0, 0, None)
 
 
 def new(options: Mapping[str, Any]) -> State:
-    """Set up a game. Options: players, variant, deal, bond_table, start_player, city_names."""
+    """Set up a game. Options: players, variant, deal, bond_table, start_player, city_names, swiss_block."""
     require(isinstance(options, Mapping), "options must be an object")
-    known = {"players", "variant", "deal", "bond_table", "start_player", "city_names"}
+    known = {"players", "variant", "deal", "bond_table", "start_player", "city_names", "swiss_block"}
     for key in options:
         require(key in known, f"unknown option {key!r}; options are {', '.join(sorted(known))}")
     players = _validate_players(options)
@@ -490,6 +504,8 @@ def new(options: Mapping[str, Any]) -> State:
     except ValueError as error:
         raise RuleError(str(error)) from None
     city_names = _validate_city_names(options["city_names"]) if "city_names" in options else {}
+    swiss_block = options.get("swiss_block", "investor")
+    require(swiss_block in SWISS_BLOCKS, f"option 'swiss_block' must be one of {', '.join(SWISS_BLOCKS)}, not {swiss_block!r}")
     nations = tuple(_blank_nation(n, city_names.get(n, {})) for n in NATIONS)
     start_cash = (STANDARD_CASH if variant == "standard" else EXPERIENCED_CASH)[len(players)]
     state = State(
@@ -501,6 +517,7 @@ def new(options: Mapping[str, Any]) -> State:
         bond_table=tuple(table.items()),
         phase=DRAFT,
         turn=0,
+        swiss_block=swiss_block,
     )
     for name in players:
         state = _transfer(state, BANK, _cash(name), start_cash, "starting money")
@@ -559,10 +576,17 @@ def _buy(state: State, name: str, nation_id: str, value: int, trade_in: int | No
 
 
 def _blockers(state: State, nation: Nation) -> list[str]:
-    """Swiss banks able to keep this nation from passing Investor."""
+    """Swiss banks able to keep this nation from passing Investor now."""
     if nation.treasury < sum(_interest_due(state, nation.id).values()):
         return []
     return _swiss_banks(state)
+
+
+def _may_be_blocked(state: State, nation: Nation) -> bool:
+    """Whether a block is possible now or after the Swiss banks donate what the treasury lacks."""
+    short = sum(_interest_due(state, nation.id).values()) - nation.treasury
+    banks = _swiss_banks(state)
+    return bool(banks) and short <= sum(_player(state, name).cash for name in banks)
 
 
 def _interest_shortfall(state: State, nation: Nation) -> int:
@@ -596,7 +620,7 @@ def _rondel(state: State, action: Mapping[str, Any]) -> State:
     if need > cost:
         purpose += " (with the interest the treasury cannot pay)"
     require(has >= need, _shortfall_message(_cash(government), has, need, purpose))
-    if passing and _blockers(state, mover):
+    if passing and _may_be_blocked(state, mover):
         state = replace(state, phase=PASS_CHECK, pending=target)
         return _note(state, f"{_name(mover.id)} wants to pass Investor on the way to {RONDEL_NAMES[target]}")
     return _move(state, target)
@@ -614,9 +638,27 @@ def _block_pass(state: State, action: Mapping[str, Any]) -> State:
     _expect_phase(state, (PASS_CHECK,), "block_pass")
     name = _player_arg(state, action)
     mover = state.nations[state.turn]
-    require(name in _blockers(state, mover), f"{name} has no Swiss bank and cannot stop {_name(mover.id)} passing Investor")
-    state = replace(state, phase=MOVE, pending=None, pass_blocked=True)
-    return _note(state, f"{name}'s Swiss bank stops {_name(mover.id)} from passing Investor")
+    require(name in _swiss_banks(state), f"{name} has no Swiss bank and cannot stop {_name(mover.id)} passing Investor")
+    due = sum(_interest_due(state, mover.id).values())
+    require(
+        mover.treasury >= due,
+        f"the {_name(mover.id)} treasury holds {mover.treasury} million but owes {due} in interest: only a treasury "
+        f"that can pay all of it may be stopped (a donation can make up the {due - mover.treasury})",
+    )
+    if state.swiss_block == "up_to_investor":
+        state = replace(state, phase=MOVE, pending=None, pass_blocked=True)
+        return _note(state, f"{name}'s Swiss bank stops {_name(mover.id)} from passing Investor")
+    state = _note(state, f"{name}'s Swiss bank stops {_name(mover.id)} on Investor")
+    return _force_investor(state)
+
+
+def _force_investor(state: State) -> State:
+    """The blocked nation stands on Investor: no fee for the move, then interest and investing as on a landing."""
+    mover = state.nations[state.turn]
+    state = _with_nation(state, replace(mover, rondel="investor"))
+    state = replace(state, pending=None, passed_investor=False, turns_taken=state.turns_taken + 1)
+    state = _note(state, f"{_name(mover.id)} moves to Investor at no cost")
+    return _open_investor(_pay_interest(state, mover.id))
 
 
 def _move(state: State, target: str) -> State:
@@ -713,8 +755,8 @@ def _build_factory(state: State, action: Mapping[str, Any]) -> State:
 
 def _production_limits(nation: Nation) -> tuple[int, int]:
     return (
-        min(nation.unoccupied_factories("armament"), MAX_ARMIES - nation.armies),
-        min(nation.unoccupied_factories("shipyard"), MAX_FLEETS - nation.fleets),
+        min(nation.unoccupied_factories("armament"), max(0, ARMY_SUPPLY[nation.id] - nation.armies)),
+        min(nation.unoccupied_factories("shipyard"), max(0, FLEET_SUPPLY[nation.id] - nation.fleets)),
     )
 
 
@@ -748,7 +790,8 @@ def _import(state: State, action: Mapping[str, Any]) -> State:
             any(not c.occupied for c in nation.cities),
             f"every home province of {_name(nation.id)} holds hostile armies",
         )
-    left_armies, left_fleets = MAX_ARMIES - nation.armies, MAX_FLEETS - nation.fleets
+    left_armies = max(0, ARMY_SUPPLY[nation.id] - nation.armies)
+    left_fleets = max(0, FLEET_SUPPLY[nation.id] - nation.fleets)
     require(armies <= left_armies, f"{_name(nation.id)} has only {left_armies} armies left in the box")
     require(fleets <= left_fleets, f"{_name(nation.id)} has only {left_fleets} fleets left in the box")
     state = _transfer(state, _treasury(nation.id), BANK, IMPORT_PRICE * len(units), f"importing {len(units)} units")
@@ -1020,6 +1063,7 @@ def _correct_money(state: State, account: tuple[str, str], value: object, label:
         isinstance(value, int) and not isinstance(value, bool) and value >= 0,
         f"'value' must be a non-negative integer, not {value!r}",
     )
+    require(value <= MAX_MONEY, f"'value': {label} can be at most {MAX_MONEY} million, not {value}")
     old = _balance(state, account)
     # the bank is the other side of every correction, so no money appears from nowhere
     if value >= old:
@@ -1039,10 +1083,10 @@ def _correct_cash(state: State, action: Mapping[str, Any]) -> State:
     return _correct_money(state, _cash(name), action["value"], f"{name}'s cash")
 
 
-def _counter_corrector(attr: str, high: int) -> Callable[[State, Mapping[str, Any]], State]:
+def _counter_corrector(attr: str, high: int | Mapping[str, int]) -> Callable[[State, Mapping[str, Any]], State]:
     def apply(state: State, action: Mapping[str, Any]) -> State:
         nation_id = _nation_arg(action)
-        value = _int_arg(action, "value", 0, high)
+        value = _int_arg(action, "value", 0, high if isinstance(high, int) else high[nation_id])
         nation = _nation(state, nation_id)
         state = _with_nation(state, replace(nation, **{attr: value}))
         return _note(state, f"Correction: {_name(nation_id)} {attr.replace('_', ' ')} {getattr(nation, attr)} → {value}")
@@ -1091,8 +1135,8 @@ _CORRECTIONS: dict[str, tuple[set[str], Callable[[State, Mapping[str, Any]], Sta
     "cash": ({"player"}, _correct_cash),
     "power_points": ({"nation"}, _counter_corrector("power_points", MAX_POWER_POINTS)),
     "flags": ({"nation"}, _counter_corrector("flags", MAX_FLAGS)),
-    "armies": ({"nation"}, _counter_corrector("armies", MAX_ARMIES)),
-    "fleets": ({"nation"}, _counter_corrector("fleets", MAX_FLEETS)),
+    "armies": ({"nation"}, _counter_corrector("armies", ARMY_SUPPLY)),
+    "fleets": ({"nation"}, _counter_corrector("fleets", FLEET_SUPPLY)),
     "factory": ({"nation", "city"}, _correct_factory),
     "occupiers": ({"nation", "city"}, _correct_occupiers),
     "rondel": ({"nation"}, _correct_rondel),
@@ -1159,8 +1203,15 @@ def _expected(state: State) -> str:
         extra = "; it may not pass Investor this turn" if state.pass_blocked else ""
         return f"{_name(mover.id)} to move on the rondel ({mover.government}){extra}"
     if state.phase == PASS_CHECK:
-        banks = ", ".join(_blockers(state, mover))
-        return f"{_name(mover.id)} would pass Investor: Swiss bank ({banks}) may block it, or allow"
+        if _blockers(state, mover):
+            banks = ", ".join(_blockers(state, mover))
+            return f"{_name(mover.id)} would pass Investor: Swiss bank ({banks}) may stop it on Investor, or allow"
+        banks = ", ".join(_swiss_banks(state))
+        due = sum(_interest_due(state, mover.id).values())
+        return (
+            f"{_name(mover.id)} would pass Investor: its treasury is {due - mover.treasury} million short of the "
+            f"interest; a Swiss bank ({banks}) may donate that and then block, or allow"
+        )
     if state.phase == FACTORY:
         return f"{who}: build a factory for {FACTORY_PRICE} million, or skip"
     if state.phase == PRODUCTION:
@@ -1208,7 +1259,7 @@ def _rondel_options(state: State) -> list[dict[str, Any]]:
     government = mover.government
     assert government is not None
     cash = _player(state, government).cash
-    blockable = bool(_blockers(state, mover))
+    blockable = _may_be_blocked(state, mover)
     options = []
     for space in RONDEL:
         try:
@@ -1244,6 +1295,7 @@ def _nation_view(state: State, nation: Nation) -> dict[str, Any]:
         "flags": nation.flags,
         "armies": nation.armies,
         "fleets": nation.fleets,
+        "supply": {"armies": ARMY_SUPPLY[nation.id], "fleets": FLEET_SUPPLY[nation.id]},
         "factories": nation.factories,
         "unoccupied_factories": nation.unoccupied_factories(),
         "cities": [
@@ -1334,6 +1386,7 @@ def view(state: State) -> dict[str, Any]:
         "pending_target": state.pending,
         "pass_blocked": state.pass_blocked,
         "swiss_banks_may_block": _blockers(state, mover) if state.phase == PASS_CHECK and mover else [],
+        "swiss_block": state.swiss_block,
         "passed_investor": state.passed_investor,
         "rondel": {
             "spaces": [{"id": s, "name": RONDEL_NAMES[s]} for s in RONDEL],
@@ -1357,7 +1410,12 @@ def view(state: State) -> dict[str, Any]:
         "winners": _winners(state) if over else [],
         "turns_taken": state.turns_taken,
         "last": list(state.last),
-        "limits": {"flags": MAX_FLAGS, "armies": MAX_ARMIES, "fleets": MAX_FLEETS, "power_points": MAX_POWER_POINTS},
+        "limits": {
+            "flags": MAX_FLAGS,
+            "armies": max(ARMY_SUPPLY.values()),
+            "fleets": max(FLEET_SUPPLY.values()),
+            "power_points": MAX_POWER_POINTS,
+        },
         "nations_by_power": nations_by_power({n.id: n.power_points for n in state.nations}),
     }
 

@@ -54,15 +54,26 @@ BOND_VALUES: tuple[int, ...] = tuple(value for value, _ in BONDS)
 
 MAX_POWER_POINTS = 25
 MAX_FLAGS = 15
-# two brown and two light-blue cities per nation, one factory each at most
-MAX_FACTORIES = 4
-# 48 armies and 48 fleets in six colours
-MAX_ARMIES = 8
-MAX_FLEETS = 8
+BOARD_FILE = Path(__file__).parent / "data" / "imperial_board.toml"
+# Home cities and pieces differ by nation on the printed board (China has three armament
+# cities and one harbour, the United States the other way round); see the data file's sources.
+BOARD: dict[str, dict] = tomllib.loads(BOARD_FILE.read_text(encoding="utf-8"))
+if sorted(BOARD) != sorted(NATIONS):
+    raise RuntimeError(f"{BOARD_FILE.name} must describe exactly the nations {', '.join(NATIONS)}")
+ARMY_SUPPLY: dict[str, int] = {n: int(BOARD[n]["armies"]) for n in NATIONS}
+FLEET_SUPPLY: dict[str, int] = {n: int(BOARD[n]["fleets"]) for n in NATIONS}
+# every nation has four home cities, one factory each at most
+MAX_FACTORIES = max(len(BOARD[n]["cities"]) for n in NATIONS)
+# the most armies and fleets one nation's colour has in the box
+MAX_UNITS = max(ARMY_SUPPLY[n] + FLEET_SUPPLY[n] for n in NATIONS)
 FACTORY_PRICE = 5
 IMPORT_PRICE = 1
 MAX_IMPORTS = 3
 INVESTOR_PAYOUT = 2
+# The bank's notes are not counted in the rules (the bank never runs out), but all 54 bonds
+# together cost 744 million and a nation collects at most 23 a tax turn: no treasury or
+# purse at a real table reaches this, so a correction beyond it is a typing slip.
+MAX_MONEY = 1000
 
 # (lowest revenue, success bonus, power points gained), in rising order of revenue
 _TAX_CHART: tuple[tuple[int, int, int], ...] = (
@@ -179,7 +190,7 @@ def tax(factories: int, flags: int, units: int, treasury: int, power_points: int
     """
     _count("factories", factories, MAX_FACTORIES)
     _count("flags", flags, MAX_FLAGS)
-    _count("units", units, MAX_ARMIES + MAX_FLEETS)
+    _count("units", units, MAX_UNITS)
     _count("treasury", treasury)
     _count("power_points", power_points, MAX_POWER_POINTS)
     revenue = 2 * factories + flags

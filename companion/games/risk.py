@@ -11,6 +11,7 @@ ticks on the page.
 from __future__ import annotations
 
 import copy
+import difflib
 import tomllib
 from fractions import Fraction
 from functools import lru_cache
@@ -35,6 +36,13 @@ MISSIONS_ON_BOARD = 8
 NEUTRAL = "neutral"
 NEUTRAL_TABLE = tuple(range(12, 2, -1))  # the numbers printed under the neutral's lost-troop slots
 START_TROOPS = {"player": 27, NEUTRAL: 60}  # Command Post set-up
+# The rulebook does not count the arrows in the box. Command Post sets out 114 troops in
+# all (27 + 27 + 60), so no army on a real table comes near this; it also keeps the exact
+# odds of the largest possible battle (100 against 100) a matter of a tenth of a second,
+# computed while the table waits.
+MAX_TROOPS = 100
+# The four printed bonuses the text gives run from 2 to 5; six regions cannot add up to more.
+MAX_REGION_BONUS = 30
 PURCHASES = {
     "recon": (2, "Recon Mission"),
     "maneuver": (3, "Preemptive Maneuver"),
@@ -158,8 +166,8 @@ def attack_odds(
     `attackers` counts only the armies able to attack (the one left behind is
     not included). Keys are ("won", attackers left) and ("lost", defenders left).
     """
-    _whole("attackers", attackers)
-    _whole("defenders", defenders)
+    _whole("attackers", attackers, 0, MAX_TROOPS)
+    _whole("defenders", defenders, 0, MAX_TROOPS)
     _whole("recon", recon, 0)
     return dice.attack_outcomes(
         attackers,
@@ -193,19 +201,21 @@ def uprising_probability(attackers: int, defenders: int, rough: bool = False, de
     The neutral keeps rolling all the dice it may; the fight stops at its first
     loss unless that same roll also empties the territory.
     """
-    _whole("attackers", attackers, 1)
-    _whole("defenders", defenders)
-    if defenders == 0:
-        return Fraction(1)
+    _whole("attackers", attackers, 1, MAX_TROOPS)
+    _whole("defenders", defenders, 0, MAX_TROOPS)
     ad = min(attackers, _attack_cap(rough, False))
-    dd = min(defenders, 2)
-    total = Fraction(0)
-    for (la, ld), p in dice.roll_distribution(ad, dd, 0, int(defender_airfield), 0).items():
-        if defenders - ld == 0:
-            total += p
-        elif la == 0:
-            total += p * uprising_probability(attackers, defenders - ld, rough, defender_airfield)
-    return total
+    # Built up from one defender, so a long fight needs no deep recursion.
+    chance = [Fraction(1)]
+    for left in range(1, defenders + 1):
+        dd = min(left, 2)
+        total = Fraction(0)
+        for (la, ld), p in dice.roll_distribution(ad, dd, 0, int(defender_airfield), 0).items():
+            if left - ld == 0:
+                total += p
+            elif la == 0:
+                total += p * chance[left - ld]
+        chance.append(total)
+    return chance[defenders]
 
 
 def resistance_threshold(lost: int) -> int:
@@ -235,7 +245,10 @@ def territory(name: Any, key: str = "territory") -> str:
     """The canonical spelling of a board territory; RuleError naming `key` otherwise."""
     require(isinstance(name, str), f"'{key}' must be a territory name")
     found = _BY_KEY.get(_key(name))
-    require(found is not None, f"'{key}': {name!r} is not a territory of this board")
+    if found is None:
+        near = [_BY_KEY[k] for k in difflib.get_close_matches(_key(name), list(_BY_KEY), n=3, cutoff=0.6)]
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        raise RuleError(f"'{key}': {name!r} is not a territory of this board{hint}")
     return found
 
 
@@ -261,11 +274,11 @@ def _flag(action: Mapping[str, Any], key: str) -> bool | None:
     return field(action, key, (bool, type(None)), default=None)
 
 
-def _maybe_count(action: Mapping[str, Any], key: str, high: int | None = None) -> Any:
+def _maybe_count(action: Mapping[str, Any], key: str, high: int) -> Any:
     value = field(action, key, (int, type(None)), default=...)
     if value is not None:
         require(value >= 0, f"'{key}' cannot be negative")
-        require(high is None or value <= high, f"'{key}' cannot exceed {high}")
+        require(value <= high, f"'{key}' cannot exceed {high}")
     return value
 
 
@@ -346,7 +359,7 @@ def _advance(state: dict[str, Any], phase: str) -> None:
         turn["reinforcements"] = breakdown
         troops = state["sides"][turn["player"]]["troops"]
         if breakdown is not None and troops is not None:
-            state["sides"][turn["player"]]["troops"] = troops + breakdown["total"]
+            state["sides"][turn["player"]]["troops"] = min(MAX_TROOPS, troops + breakdown["total"])
     turn["phase"] = phase
 
 
@@ -356,8 +369,8 @@ def _lose(state: dict[str, Any], side_name: str, n: int) -> None:
         side["troops"] = max(0, side["troops"] - n)
     if state["variant"] != "command_post" or n == 0:
         return
-    capacity = len(NEUTRAL_TABLE) if side_name == NEUTRAL else state["lost_table_size"]
-    room = n if capacity is None else max(0, capacity - side["lost"])
+    capacity = len(NEUTRAL_TABLE) if side_name == NEUTRAL else (state["lost_table_size"] or MAX_TROOPS)
+    room = max(0, capacity - side["lost"])
     side["lost"] += min(n, room)
 
 
@@ -489,8 +502,8 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
             require(len(set(cities)) == CITY_COUNT, "'cities' names a territory twice")
         lost_table_size = options.get("lost_table_size")
         require(
-            lost_table_size is None or (type(lost_table_size) is int and lost_table_size >= 1),
-            "'lost_table_size' must be a positive whole number (or left out for no limit)",
+            lost_table_size is None or (type(lost_table_size) is int and 1 <= lost_table_size <= MAX_TROOPS),
+            f"'lost_table_size' must be a whole number from 1 to {MAX_TROOPS} (or left out for no limit)",
         )
         setup = None
 
@@ -563,7 +576,7 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     name = _side(state, action)
     side = state["sides"][name]
     updates: dict[str, Any] = {}
-    for key, high in (("territories", TERRITORY_COUNT), ("cities", CITY_COUNT), ("troops", None), ("lost", None)):
+    for key, high in (("territories", TERRITORY_COUNT), ("cities", CITY_COUNT), ("troops", MAX_TROOPS), ("lost", MAX_TROOPS)):
         if key in action:
             updates[key] = _maybe_count(action, key, high)
     if "lost" in updates:
@@ -587,7 +600,7 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
                 require(not clash, f"'regions': {', '.join(clash)} is already held by {_opponent(state, name)}")
             updates["regions"] = regions
         if "region_bonus" in action:
-            updates["region_bonus"] = _maybe_count(action, "region_bonus")
+            updates["region_bonus"] = _maybe_count(action, "region_bonus", MAX_REGION_BONUS)
         if "capitals" in action:
             capitals = field(action, "capitals", list)
             for owner in capitals:
@@ -641,7 +654,7 @@ def _neutral_resistance(state: dict[str, Any], action: Mapping[str, Any]) -> Non
         returned = resistance_return(lost, total)
     neutral = state["sides"][NEUTRAL]
     if neutral["troops"] is not None:
-        neutral["troops"] += returned
+        neutral["troops"] = min(MAX_TROOPS, neutral["troops"] + returned)
     state["last_resistance"] = {
         "lost": lost,
         "needed": resistance_threshold(lost),
@@ -672,7 +685,7 @@ def _buy(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         turn["uprisings"] += 1
     elif item == "troops":
         if side["troops"] is not None:
-            side["troops"] += 3
+            side["troops"] = min(MAX_TROOPS, side["troops"] + 3)
     elif item == "card":
         _draw(state, player, _stars(action))
     elif item == "airfield":
@@ -734,6 +747,8 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     defenders = field(action, "defenders", int)
     require(attackers >= 1, "'attackers': at least one army must be able to attack (one always stays behind)")
     require(defenders >= 1, "'defenders': the attacked territory holds at least one army")
+    require(attackers <= MAX_TROOPS, f"'attackers': an army has at most {MAX_TROOPS} troops, not {attackers}")
+    require(defenders <= MAX_TROOPS, f"'defenders': an army has at most {MAX_TROOPS} troops, not {defenders}")
     source = action.get("from")
     target = action.get("to")
     if source is not None:

@@ -36,6 +36,8 @@ def example_board(**options):
     state = bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS, **options})
     return play(
         state,
+        # Brittany is on the printed map but not in the rulebook's text: the table adds it once.
+        {"type": "add_territory", "territory": "Brittany", "empire": "france"},
         # Brian (England): the General in Cornwall; the other two where the text does not look.
         place("general", "Cornwall"), place("king", "Midlands"), place("banker", "Midlands"),
         # Fran (France): the General in Normandy.
@@ -330,6 +332,7 @@ def test_respawn_on_the_board_goes_to_the_capital():
     state["board"]["Brunswick"] = [["Gerd", "banker"]]
     state["board"]["Berlin"] = [["Gerd", "king"], ["Gerd", "banker"]]
     state["turn"]["player"] = "Gerd"
+    state["wiped"]["Gerd"] = {"general": "now"}
     with pytest.raises(RuleError, match="appears there"):
         bop.act(state, {"type": "respawn", "pawn": "general", "territory": "Brunswick"})
     state = bop.act(state, {"type": "respawn", "pawn": "general", "territory": "Berlin"})
@@ -415,3 +418,97 @@ def test_view_is_json_safe():
 def test_engine_export():
     assert isinstance(bop.ENGINE, Engine)
     assert (bop.ENGINE.name, bop.ENGINE.title) == ("balance_of_power", "Balance of Power (1815)")
+
+
+# ---------------------------------------------------------------- the board decides
+
+
+def test_achieving_empire_is_judged_from_the_board_at_the_start_of_each_turn():
+    # Achieving Empire: no enemy pawns in any territory of the player's empire at the start of the turn.
+    state = example_board()
+    state = bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    assert bop.view(state)["turn"]["actions_left"]["bonus"]
+    # Brian's turn passes; France walks a General into Cornwall, England's own territory.
+    state = play(state, {"type": "end_turn"}, {"type": "move", "pawn": "general", "from": "Normandy", "to": "Cornwall"},
+                 {"type": "end_turn"}, {"type": "end_turn"})
+    assert state["turn"]["player"] == "Brian"
+    assert not bop.view(state)["turn"]["actions_left"]["bonus_earned"]
+    # A declaration cannot override what the board shows.
+    state = bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    assert not state["turn"]["bonus"]
+    # Once the French General has gone home, the next turn brings the fourth action back.
+    state = play(state, {"type": "end_turn"}, {"type": "move", "pawn": "general", "from": "Cornwall", "to": "Normandy"},
+                 {"type": "end_turn"}, {"type": "end_turn"})
+    assert state["turn"]["player"] == "Brian" and state["turn"]["bonus"]
+
+
+def test_the_held_reading_of_achieving_empire_wants_a_pawn_in_every_territory():
+    state = example_board(empire_rule="held")
+    state = bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    # Malta, England's by the Set-Up, is empty.
+    assert not state["turn"]["bonus"]
+    with pytest.raises(RuleError, match="'empire_rule'"):
+        bop.new({"players": PLAYERS, "empire_rule": "most"})
+
+
+def test_an_empty_pool_ends_the_game_only_for_an_action_still_open():
+    state = counts_game()
+    state = play(
+        state,
+        {"type": "set_counts", "player": "Ann", "territories": 10, "full_capitals": 1, "pawns": {"general": 15}},
+        {"type": "move", "pawn": "general"},
+    )
+    # The General action is spent: asking to duplicate one is just refused, the game goes on.
+    with pytest.raises(RuleError, match="General action is used up"):
+        bop.act(state, {"type": "duplicate", "pawn": "general"})
+    assert not state["over"]
+
+
+def test_malta_is_english_at_the_set_up():
+    # Set-Up: Constantinople counts as adjacent to England, as Malta is directly connected to Turkey.
+    state = bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS})
+    state = play(state, place("general", "Cornwall"), place("king", "Malta"), place("banker", "Midlands"))
+    assert state["board"]["Malta"] == [["Brian", "king"]]
+    with pytest.raises(RuleError, match="Malta belongs to Kingdom of Great Britain"):
+        bop.act(state, place("general", "Malta"))
+
+
+def test_a_misspelt_territory_is_refused_with_the_nearest_names():
+    state = example_board()
+    before = copy.deepcopy(state)
+    with pytest.raises(RuleError, match="'Normandie' is not a territory on the map; did you mean Normandy"):
+        bop.act(state, {"type": "move", "pawn": "general", "from": "Cornwall", "to": "Normandie"})
+    assert state == before and bop.scores(state) == bop.scores(before)
+    with pytest.raises(RuleError, match="Brittany is already on the map"):
+        bop.act(state, {"type": "add_territory", "territory": "brittany"})
+    with pytest.raises(RuleError, match="'empire'"):
+        bop.act(state, {"type": "add_territory", "territory": "Scotland", "empire": "scotland"})
+    state = bop.act(state, {"type": "add_territory", "territory": "Scotland", "empire": "great_britain"})
+    assert "Scotland" in bop.view(state)["known_territories"]
+
+
+def test_respawn_only_in_the_next_turn_and_nearest_the_capital():
+    # Re-spawn: in the player's next turn after the class is wiped out, in the capital, else
+    # in the territory holding one of the player's pawns closest to it.
+    state = example_board(respawn=True)
+    state["board"]["London"] = [["Brian", "general"], ["Brian", "banker"]]
+    state["board"]["Denmark"] = [["Brian", "king"]]
+    state["board"]["Midlands"] = [["Brian", "banker"]]
+    state["board"]["Hanover"] = [["Gerd", "general"]]
+    state["board"]["Mecklenburg"] = [["Brian", "general"]]
+    state = play(state, {"type": "end_turn"}, {"type": "end_turn"})
+    # Gerd's General takes Brian's last King, in Denmark; Brian still holds London, his capital.
+    state = bop.act(state, {"type": "attack", "pawn": "general", "from": "Hanover", "to": "Denmark", "target_player": "Brian", "target_pawn": "king"})
+    assert state["wiped"]["Brian"] == {"king": "next"}
+    with pytest.raises(RuleError, match="still has a pawn in London"):
+        play(state, {"type": "end_turn"}, {"type": "respawn", "pawn": "king", "territory": "Midlands"})
+    later = play(state, {"type": "end_turn"}, {"type": "end_turn"}, {"type": "end_turn"}, {"type": "end_turn"})
+    with pytest.raises(RuleError, match="only in Brian's next turn"):
+        bop.act(later, {"type": "respawn", "pawn": "king", "territory": "London"})
+    # Without a pawn in London, the nearest territory with one: Midlands (1 border) before Mecklenburg (2).
+    state["board"].pop("London")
+    state = bop.act(state, {"type": "end_turn"})
+    with pytest.raises(RuleError, match="Midlands is closer to London than Mecklenburg"):
+        bop.act(state, {"type": "respawn", "pawn": "king", "territory": "Mecklenburg"})
+    state = bop.act(state, {"type": "respawn", "pawn": "king", "territory": "Midlands"})
+    assert ["Brian", "king"] in state["board"]["Midlands"] and state["wiped"]["Brian"] == {}

@@ -77,8 +77,22 @@ def test_economy_bonus_table_and_sanctions():
     for chips, bonus in ((2, 0), (3, 1), (4, 2), (5, 3)):
         assert gp.evaluate({"China": {"politicians": {"Red": 1}, "economy": chips}}) == {"Red": 4 + bonus}
     halved = gp.evaluate({"China": {"politicians": {"Red": 2, "Blue": 1}, "economy": 5, "sanctioned": True}})
-    # Strongest 3 -> 1, economy 3 -> 1, opposition 1 -> 0.
-    assert halved == {"Red": 2, "Blue": 0}
+    # A sanctioned region produces half its normal VP: (strongest 3 + economy 3) / 2 = 3; opposition 1 -> 0.
+    assert halved == {"Red": 3, "Blue": 0}
+
+
+def test_a_sanctioned_region_halves_its_total_not_each_line():
+    china = {"China": {"politicians": {"Red": 2, "Blue": 1}, "economy": 3, "sanctioned": True}}
+    # Strongest 3 + economy bonus 1 = 4 VP normally; under sanctions half of that, 2.
+    assert gp.evaluate(china) == {"Red": 2, "Blue": 0}
+    lines = gp.evaluation_breakdown(china, {}, {})["Red"]
+    assert [(line["source"], line["vp"], line["sanctioned"]) for line in lines] == [("region", 2, True)]
+    # The other reading, each line rounded down on its own: 3 -> 1 and 1 -> 0.
+    assert gp.evaluate(china, sanction_halving="each_line") == {"Red": 1, "Blue": 0}
+    state = gp.new({"players": ["Red", "Blue"], "sanction_halving": "each_line"})
+    assert state["sanction_halving"] == "each_line"
+    with pytest.raises(RuleError, match="'sanction_halving'"):
+        gp.new({"players": ["Red", "Blue"], "sanction_halving": "half"})
 
 
 def test_protectorate_counts_un_politicians():
@@ -642,3 +656,65 @@ def test_corrections():
 def test_engine_export():
     assert isinstance(gp.ENGINE, Engine)
     assert (gp.ENGINE.name, gp.ENGINE.title) == ("global_powers", "Global Powers")
+
+
+def test_markers_are_limited_to_the_two_of_each_kind_in_the_box():
+    # Material: 2 markers each for sanctions, disarmament and protectorate; adding markers
+    # is only possible if available.
+    regions = {
+        "Europe": ({"Red": 3, "Blue": 1}, {"diplomacy": 5}),
+        "India": ({"Blue": 3}, {"diplomacy": 4}),
+        "Japan": ({"Blue": 1}, {}),
+        "China": ({"Blue": 1}, {}),
+    }
+    state = play(
+        game(regions=regions),
+        {"type": "set_region", "region": "Japan", "sanctioned": True, "disarmed": True, "protectorate": True},
+        {"type": "set_region", "region": "China", "sanctioned": True, "disarmed": True, "protectorate": True},
+    )
+    for flag, kind in (("sanctioned", "sanction"), ("disarmed", "disarmament"), ("protectorate", "protectorate")):
+        with pytest.raises(RuleError, match=f"no {kind} marker is left: the box has 2 and they lie on China, Japan"):
+            gp.act(state, {"type": "set_region", "region": "India", flag: True})
+    # a marker already lying on a region is simply left there
+    assert gp.act(state, {"type": "set_region", "region": "China", "sanctioned": True})["regions"]["China"]["sanctioned"]
+    state = gp.act(state, {"type": "activate", "region": "Europe"})
+    before = copy.deepcopy(state)
+    for application in ("sanction", "disarmament"):
+        with pytest.raises(RuleError, match=f"no {application} marker is left"):
+            gp.act(state, {"type": "diplomacy", "application": application, "target": "India", "for": {"Europe": 2}})
+    assert state == before
+    # once one is lifted, the next application may use it
+    state = gp.act(state, {"type": "set_region", "region": "Japan", "sanctioned": False})
+    state = gp.act(state, {"type": "diplomacy", "application": "sanction", "target": "India", "for": {"Europe": 2}})
+    assert state["regions"]["India"]["sanctioned"]
+
+
+def cards(p):
+    return p["hand"] + p["deck"] + p["played"]
+
+
+def test_a_kept_warmonger_is_discarded_at_the_evaluation():
+    # Warmonger: placed in front of the player for +1 once; after evaluation this card is discarded.
+    regions = {
+        "Europe": ({"Red": 3, "Blue": 1}, {"economy": 4}),
+        "Russia": ({"Blue": 2}, {"economy": 3}),
+        "China": ({"Red": 1, "Blue": 1}, {}),
+    }
+    state = game(regions=regions, players=("Red", "Blue"))
+    state = play(state, {"type": "play_card", "card": "warmonger"}, {"type": "end_turn"})
+    red = state["party"]["Red"]
+    assert red["warmonger"] == 1 and (red["hand"], red["played"]) == (4, 0)
+    assert cards(red) + red["warmonger"] == 16
+    state = play(
+        state,
+        {"type": "activate", "region": "Russia"}, {"type": "end_turn"},
+        {"type": "activate", "region": "Europe"}, {"type": "end_turn"},
+        {"type": "activate", "region": "China"}, {"type": "end_turn"},
+    )
+    assert state["phase"] == "evaluation"
+    state = gp.act(state, {"type": "evaluate"})
+    red = state["party"]["Red"]
+    assert red["warmonger"] == 0 and red["played"] == 1 and red["hand"] == 5
+    assert cards(red) == 16 and cards(state["party"]["Blue"]) == 16
+    with pytest.raises(RuleError, match="must add up to 16, not 17"):
+        gp.act(state, {"type": "set_party", "party": "Red", "warmonger": 1})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import json
 
 import pytest
@@ -736,7 +737,9 @@ def blocked_setup():
     return state
 
 
-def test_a_swiss_bank_may_stop_a_nation_passing_investor():
+def test_a_swiss_bank_stops_a_nation_on_the_investor_space():
+    # "Investing As Swiss Bank": the owner of a Swiss bank may force a nation not to pass
+    # over Investor, if its treasury can pay all interest. The nation stops there and pays it.
     state = blocked_setup()
     option = next(o for o in view(state)["rondel"]["options"] if o["target"] == "import")
     assert option["passes_investor"] and option["swiss_bank_may_block"] and option["cost"] == 2
@@ -745,13 +748,37 @@ def test_a_swiss_bank_may_stop_a_nation_passing_investor():
     with pytest.raises(RuleError, match="Bob has no Swiss bank"):
         act(state, {"type": "block_pass", "player": "Bob"})
     state = play(state, {"type": "block_pass", "player": "Ann"})
+    # the forced stop costs nothing (not even the 2 million the move to Import would have)
+    assert nation(state, "russia").rondel == "investor"
+    assert cash(state, "Bob") == 9 + 7
+    assert treasuries(state)["russia"] == 41 - 19
+    # interest paid, then the investor card's holder and the Swiss banks invest as on a landing
+    assert state.phase == "investor" and state.queue == ("Cy", "Ann")
+
+
+def test_the_other_reading_of_a_block_lets_the_government_stop_anywhere_up_to_investor():
+    state = swiss_bank_game(["Ann", "Bob", "Cy"])
+    state = replace(state, swiss_block="up_to_investor")
+    state = play(
+        state,
+        {"type": "invest", "player": "Bob", "nation": "russia", "value": 16},
+        {"type": "invest", "player": "Cy", "nation": "russia", "value": 12},
+        move("russia", "taxation"),
+        move("russia", "import"),
+        {"type": "block_pass", "player": "Ann"},
+    )
     assert state.phase == "rondel" and state.pass_blocked
     assert cash(state, "Bob") == 9
     with pytest.raises(RuleError, match="stopped Russia from passing Investor"):
         act(state, move("russia", "import"))
-    state = play(state, move("russia", "investor"))
-    assert cash(state, "Bob") == 9 - 1 + 7
-    assert treasuries(state)["russia"] == 41 - 19
+    state = play(state, move("russia", "maneuver1"))
+    assert nation(state, "russia").rondel == "maneuver1" and state.phase == "maneuver"
+
+
+def test_swiss_block_option_is_checked():
+    assert new({"players": THREE, "swiss_block": "up_to_investor"}).swiss_block == "up_to_investor"
+    with pytest.raises(RuleError, match="'swiss_block'"):
+        new({"players": THREE, "swiss_block": "never"})
 
 
 def test_passing_investor_runs_the_investor_and_swiss_banks_after_the_action():
@@ -772,8 +799,22 @@ def test_passing_investor_runs_the_investor_and_swiss_banks_after_the_action():
     assert state.investor_card == "Ann"
 
 
-def test_no_block_when_the_treasury_cannot_pay_all_interest():
+def test_a_swiss_bank_may_donate_so_that_the_treasury_can_pay_and_then_block():
+    # Separate Funds: anyone may give personal cash to a treasury at any time.
     state = play(blocked_setup(), correct("treasury", 18, nation="russia"))
+    state = play(state, move("russia", "import"))
+    assert state.phase == "pass_check" and view(state)["swiss_banks_may_block"] == []
+    assert "1 million short" in view(state)["expected"]
+    with pytest.raises(RuleError, match="owes 19 in interest"):
+        act(state, {"type": "block_pass", "player": "Ann"})
+    state = play(state, {"type": "donate", "player": "Ann", "nation": "russia", "amount": 1})
+    assert view(state)["swiss_banks_may_block"] == ["Ann", "Cy"]
+    state = play(state, {"type": "block_pass", "player": "Ann"})
+    assert nation(state, "russia").rondel == "investor" and treasuries(state)["russia"] == 0
+
+
+def test_no_block_when_not_even_the_swiss_banks_can_make_the_interest_up():
+    state = play(blocked_setup(), correct("treasury", 0, nation="russia"), correct("cash", 5, player="Ann"), correct("cash", 5, player="Cy"))
     state = play(state, move("russia", "import"))
     assert state.phase == "import"
 
@@ -946,3 +987,65 @@ def test_a_whole_game_to_its_final_score():
     tied = play(state, correct("cash", 29, player="Bob"))
     assert scores(tied) == {"Ann": 64, "Bob": 64}
     assert view(tied)["winners"] == ["Ann"]
+
+
+# ------------------------------------------------ the printed board's home cities
+
+
+def chinas_turn(state, *corrections):
+    """Russia takes a quiet Factory turn, so China moves next."""
+    state = play(state, *corrections, move("russia", "factory"))
+    if state.phase == "factory":
+        state = play(state, {"type": "skip"})
+    assert state.nations[state.turn].id == "china"
+    return state
+
+
+def test_home_cities_follow_the_printed_board():
+    state = new({"players": THREE})
+    kinds = {n.id: [c.kind for c in n.cities] for n in state.nations}
+    assert kinds["china"].count("armament") == 3 and kinds["china"].count("shipyard") == 1
+    assert kinds["united_states"].count("armament") == 1 and kinds["united_states"].count("shipyard") == 3
+    for other in ("russia", "india", "brazil", "europe"):
+        assert kinds[other].count("armament") == 2 and kinds[other].count("shipyard") == 2
+    assert nation(state, "china").city("shanghai").kind == "shipyard"
+    assert [c.name for c in nation(state, "china").cities if c.factory] == ["Beijing", "Shanghai"]
+    assert nation(state, "europe").city("Rome").id == "blue2"
+
+
+def test_rulebook_import_example_china_places_a_fleet_only_in_shanghai(three):
+    # "China imports one fleet and two armies ... All three military units are placed in Shanghai."
+    state = chinas_turn(three, correct("treasury", 3, nation="china"))
+    state = play(state, move("china", "import"), {"type": "import", "units": ["fleet", "army", "army"]})
+    china = nation(state, "china")
+    assert (china.armies, china.fleets, china.treasury) == (2, 1, 0)
+    # With hostile armies in Shanghai, China has no free harbour for a fleet; armies still land elsewhere.
+    state = chinas_turn(three, correct("occupiers", ["india"], nation="china", city="shanghai"))
+    state = play(state, move("china", "import"))
+    with pytest.raises(RuleError, match="every harbour city of China holds hostile armies"):
+        act(state, {"type": "import", "units": ["fleet"]})
+    state = play(state, {"type": "import", "units": ["army", "army"]})
+    assert nation(state, "china").armies == 2
+
+
+def test_china_builds_its_third_armament_factory_and_has_no_second_shipyard(three):
+    state = chinas_turn(three, correct("factory", True, nation="china", city="brown2"))
+    state = play(state, move("china", "factory"))
+    assert view(state)["factory_sites"] == ["brown3"]
+    with pytest.raises(RuleError, match="China has no city 'blue2'"):
+        act(state, {"type": "build_factory", "city": "blue2"})
+    state = play(state, {"type": "build_factory", "city": "Chongqing"})
+    china = nation(state, "china")
+    assert china.factories == 4 and china.unoccupied_factories("armament") == 3
+
+
+def test_unit_supply_per_nation_follows_the_box():
+    # China's colour has 10 armies and 6 fleets, the United States' 6 and 10, the others 8 and 8.
+    state = new({"players": THREE})
+    state = play(state, correct("armies", 10, nation="china"), correct("fleets", 10, nation="united_states"))
+    assert nation(state, "china").armies == 10 and nation(state, "united_states").fleets == 10
+    with pytest.raises(RuleError, match="'value' must be at most 6"):
+        act(state, correct("fleets", 7, nation="china"))
+    with pytest.raises(RuleError, match="'value' must be at most 8"):
+        act(state, correct("armies", 9, nation="russia"))
+    assert view(state)["nations"][NATIONS.index("china")]["supply"] == {"armies": 10, "fleets": 6}

@@ -464,11 +464,12 @@
     const draw = () => {
       const spec = CORRECTIONS[c.what];
       const parts = [select(Object.entries(CORRECTIONS).map(([k, s]) => [k, s.label]), c.what, (v) => { c.what = v; c.value = ""; draw(); }, "what to correct")];
-      if (spec.keys.includes("nation")) parts.push(select(nations, c.nation, (v) => { c.nation = v; }, "nation"));
+      if (spec.keys.includes("nation")) parts.push(select(nations, c.nation, (v) => { c.nation = v; c.city = "brown1"; draw(); }, "nation"));
       if (spec.keys.includes("player")) parts.push(select(players, c.player, (v) => { c.player = v; }, "player"));
       if (spec.keys.includes("city")) {
-        parts.push(select([["brown1", "Brown city 1"], ["brown2", "Brown city 2"], ["blue1", "Blue city 1"], ["blue2", "Blue city 2"]],
-          c.city, (v) => { c.city = v; }, "city"));
+        // each nation has its own home cities on the board (China three brown, one blue)
+        const home = (view.nations.find((n) => n.id === c.nation) || { cities: [] }).cities;
+        parts.push(select(home.map((city) => [city.id, `${city.name} (${city.kind})`]), c.city, (v) => { c.city = v; }, "city"));
       }
       if (spec.value === "number") {
         parts.push(h("input", { type: "number", min: 0, class: "imp-input", "aria-label": "new value", value: c.value,

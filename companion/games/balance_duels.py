@@ -435,7 +435,9 @@ def apply(model: Model, state: State, move: Move | Mapping[str, Any]) -> State:
     if state.over and move.kind != "rearrange":
         raise RuleError("the game is over; start a new one")
     if not state.over and move.seat != state.to_move:
-        raise RuleError(f"it is seat {state.to_move}'s turn, not seat {move.seat}'s")
+        names = state.options.names
+        who = lambda seat: names[seat - 1] if 0 < seat <= len(names) else f"seat {seat}"  # noqa: E731
+        raise RuleError(f"it is {who(state.to_move)}'s turn, not {who(move.seat)}'s")
     if move.kind == "rearrange" and not state.over:
         raise RuleError("pawns are rearranged freely only once the game is over")
     legal = legal_moves(model, state, move.roll)
@@ -451,6 +453,16 @@ def apply(model: Model, state: State, move: Move | Mapping[str, Any]) -> State:
         return replace(after, to_move=None, winners=winners, result="home",
                        home_unjudged=state.options.tip_judge == "table")
     return after
+
+
+def can_report_tip(state: State) -> bool:
+    """Whether the table may say now that the arm tipped (report_tip would take it): only judged by the table,
+    and only once a turn has ended (or the homecoming move is still to be judged)."""
+    if state.options.tip_judge != "table":
+        return False
+    if state.over:
+        return state.home_unjudged
+    return state.last_mover is not None and state.roll is None and state.last_mover in state.active
 
 
 def report_tip(model: Model, state: State) -> State:
@@ -614,7 +626,7 @@ def view(model: Model, state: State) -> dict:
         "winners": list(state.winners),
         "result": state.result,
         "over": state.over,
-        "tip_can_be_reported": state.options.tip_judge == "table" and (not state.over or state.home_unjudged),
+        "tip_can_be_reported": can_report_tip(state),
         "message": message,
         "history": list(state.history[-12:]),
         "options": state.options.to_dict(),

@@ -103,3 +103,23 @@ def test_tip_probability_is_monotonic_in_the_margin(torques, sigma):
     ordered = sorted(torques)
     probs = [bp.tip_probability(MODEL, t, sigma) for t in ordered]
     assert all(p1 <= p2 + 1e-12 for p1, p2 in zip(probs, probs[1:]))
+
+
+@SETTINGS
+@given(st.data(), games())
+def test_the_page_offers_the_tip_report_exactly_when_the_rules_take_it(data, game):
+    """"The arm tipped" is a button only when pressing it can succeed (a button that can only fail is not offered)."""
+    players, options = game
+    options = {**options, "tip_judge": "table"}
+    states = [bd.new_game(MODEL, players, **options)]
+    for _, _, after in play(data, players, options, max_turns=40):
+        states.append(after)
+        if not after.over:
+            states.append(bd.act(MODEL, after, {"type": "roll", "value": data.draw(st.integers(1, 6), label="die")}))
+    for s in states:
+        try:
+            bd.report_tip(MODEL, s)
+            taken = True
+        except bd.RuleError:
+            taken = False
+        assert bd.view(MODEL, s)["tip_can_be_reported"] == taken

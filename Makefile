@@ -54,6 +54,7 @@ bench: $(STAMP) browser mosquitto
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/pin_guess.py
+	$(BIN)/python bench/slow_clients.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -53,6 +53,8 @@ bench: $(STAMP) browser mosquitto
 	$(BIN)/python bench/file_fuzz.py
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/pin_guess.py
+	$(BIN)/python bench/slow_clients.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -14,6 +14,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))      # the harness lives in tests/reliability/
+# the daemons a bench starts import this checkout's companion too, not the copy the virtualenv was installed from
+os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                        if p and p != str(REPO)]])
 
 
 def _stop(signum, frame):

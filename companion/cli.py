@@ -80,12 +80,29 @@ def cmd_hash_pin(args: argparse.Namespace) -> int:
 
     from companion.pin import check_pin_text, hash_pin
 
-    pin = sys.stdin.readline().strip() if args.stdin else getpass.getpass("Table PIN: ")
+    pin = sys.stdin.readline().strip() if args.stdin else getpass.getpass("Table PIN (six digits or more): ")
     problem = check_pin_text(pin) if not pin.startswith("pbkdf2") else "give the PIN itself, not a hash"
     if problem:
         return _fail(EXIT_CONFIG, f"the PIN {problem}")
+    if len(pin) < SUGGESTED_PIN_DIGITS:
+        print(pin_advice(len(pin)), file=sys.stderr)
     print(f'pin = "{hash_pin(pin)}"')
     return 0
+
+
+SUGGESTED_PIN_DIGITS = 6
+
+
+def pin_advice(digits: int) -> str:
+    """What a PIN of `digits` digits withstands at the table's ration of wrong PINs (companion/web/auth.py)."""
+    from companion.web.auth import TABLE_BURST, TABLE_GUESSES_PER_HOUR
+
+    def days(n: int) -> float:
+        return max(0.0, 10 ** n - TABLE_BURST) / TABLE_GUESSES_PER_HOUR / 24
+
+    return (f"companion: a {digits}-digit PIN can be tried out online in {days(digits):,.0f} days (the table checks "
+            f"{TABLE_GUESSES_PER_HOUR:g} wrong PINs an hour at most); six digits take {days(6) / 365:,.0f} years. "
+            "Six digits or more are suggested.")
 
 
 def serve(cfg) -> int:

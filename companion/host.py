@@ -149,8 +149,10 @@ class GameHost:
     def load_record(self, events: list[Mapping[str, Any]], source: str = "page") -> Event:
         """Start a game from a game record (events as /api/record writes them), replaying every action.
 
-        The whole record is checked with the rules engine before anything is written, so a bad record
-        changes nothing; the loaded game continues from where the record ends.
+        The whole record is checked with the rules engine before anything is written, outside the table lock
+        (it is the slow part), so a bad record changes nothing. It is then written in one transaction under the
+        table lock: any other change comes wholly before or after it, and a crash leaves either the game that
+        was current or the whole record. The loaded game continues from where the record ends.
         """
         if not isinstance(events, list) or not events:
             raise RuleError("a game record is a list of events, starting with its new_game")
@@ -163,11 +165,13 @@ class GameHost:
         options = first["body"].get("options", {})
         if not isinstance(options, Mapping):
             raise RuleError("line 1: options must be an object")
+        options = dict(options)
         engine = self.engines[game]
         try:
             states = [engine.new(options)]
         except RuleError as exc:
             raise RuleError(f"line 1: {exc}") from None
+        labels = ["new game"]
         steps: list[tuple[str, dict]] = []
         for n, ev in enumerate(events[1:], start=2):
             if not isinstance(ev, Mapping) or ev.get("kind") not in ("action", "undo"):
@@ -176,7 +180,7 @@ class GameHost:
                 if len(states) <= 1:
                     raise RuleError(f"line {n}: an undo with nothing to undo")
                 states.pop()
-                steps.append(("undo", {"undoes": "replayed"}))
+                steps.append(("undo", {"undoes": labels.pop()}))
                 continue
             action = ev.get("body", {}).get("action") if isinstance(ev.get("body"), Mapping) else None
             if not isinstance(action, Mapping):
@@ -185,16 +189,29 @@ class GameHost:
                 states.append(engine.act(states[-1], action))
             except RuleError as exc:
                 raise RuleError(f"line {n}: {exc}") from None
+            labels.append(_label(action))
             steps.append(("action", {"action": dict(action)}))
         with self._gate:
-            # one run under the table lock: no sensed move lands between the record's events
-            ev = self.new_game(game, options, source=source)
-            for kind, body in steps:
-                if kind == "undo":
-                    self.undo(source=source)
-                else:
-                    self.act(body["action"], source=source)
-        return ev
+            with self._lock:
+                written = self.store.append_game({"game": game, "options": options}, steps, source)
+                self.seq = written[-1].seq
+                self._recent.extend(written)
+                self._snapshot = None
+                if source in HUMAN_SOURCES:
+                    self.last_human_action = self.clock.now()
+                self.game_id = written[0].game_id
+                self.game = game
+                self.options = options
+                self.engine = engine
+                self._states = states
+                self._labels = labels
+                self._scores = self._score_history()
+                self.problems = []
+                self._changed.notify_all()
+            for ev in written:
+                self._committed(ev)
+        self._notify()
+        return written[0]
 
     # --- reading
     @property

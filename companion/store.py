@@ -113,27 +113,39 @@ class EventStore:
 
     def append(self, game_id: int | None, kind: str, body: dict[str, Any], source: str) -> Event:
         """Write one event durably and return it; game_id None starts a new game (its id is its seq)."""
-        text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+        return self._append(game_id, [(kind, body)], source)[0]
+
+    def append_game(self, new_game: dict[str, Any], steps: list[tuple[str, dict[str, Any]]],
+                    source: str) -> list[Event]:
+        """Write a new game and its later events (kind, body) in one transaction: all of them durably, or none."""
+        return self._append(None, [("new_game", new_game), *steps], source)
+
+    def _append(self, game_id: int | None, entries: list[tuple[str, dict[str, Any]]], source: str) -> list[Event]:
+        texts = [(kind, body, json.dumps(body, separators=(",", ":"), sort_keys=True)) for kind, body in entries]
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        events = []
         with self._lock:
-            if kind == "new_game" and self.backups_dir is not None:
+            if texts[0][0] == "new_game" and self.backups_dir is not None:
                 self._automatic_backup()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-                cur = self._db.execute(
-                    "INSERT INTO events (game_id, kind, body, source, at) VALUES (?, ?, ?, ?, ?)",
-                    (game_id if game_id is not None else 0, kind, text, source, at),
-                )
-                seq = cur.lastrowid
-                if game_id is None:
-                    game_id = seq
-                    self._db.execute("UPDATE events SET game_id = ? WHERE seq = ?", (seq, seq))
+                for kind, body, text in texts:
+                    cur = self._db.execute(
+                        "INSERT INTO events (game_id, kind, body, source, at) VALUES (?, ?, ?, ?, ?)",
+                        (game_id if game_id is not None else 0, kind, text, source, at),
+                    )
+                    seq = cur.lastrowid
+                    if game_id is None:
+                        game_id = seq
+                        self._db.execute("UPDATE events SET game_id = ? WHERE seq = ?", (seq, seq))
+                    events.append(Event(seq, game_id, kind, body, source, at))
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                raise StoreError(f"{self.path}: could not record the event: {exc}") from exc
-        return Event(seq, game_id, kind, body, source, at)
+                what = "the event" if len(texts) == 1 else f"the {len(texts)} events (none was written)"
+                raise StoreError(f"{self.path}: could not record {what}: {exc}") from exc
+        return events
 
     def _rows(self, sql: str, args: tuple) -> list[Event]:
         with self._lock:

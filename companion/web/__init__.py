@@ -19,7 +19,7 @@ from flask import Flask, Response, jsonify, request, send_from_directory
 
 from companion.games.base import RuleError
 from companion.store import StoreError
-from companion.web.auth import COOKIE, SESSION_S, Locked, PinGuard
+from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
 from companion.web import join
 from companion.web.feed import StreamFeed
@@ -272,7 +272,8 @@ def create_app(companion) -> Flask:
         if not guard.required:
             raise ApiError(400, "this table has no PIN; changes are open")
         try:
-            token, csrf = guard.login(pin)
+            # waitress gives the peer's own address (no proxy is trusted), so X-Forwarded-For cannot pose as another
+            done = guard.login(pin, client=request.remote_addr or "", device=request.cookies.get(DEVICE_COOKIE))
         except Locked as exc:
             resp = jsonify({"error": str(exc)})
             resp.status_code = 429
@@ -280,8 +281,9 @@ def create_app(companion) -> Flask:
             return resp
         except ValueError:
             raise ApiError(403, "wrong PIN") from None
-        resp = jsonify({"ok": True, "csrf": csrf})
-        resp.set_cookie(COOKIE, token, max_age=int(SESSION_S), httponly=True, samesite="Strict", path="/")
+        resp = jsonify({"ok": True, "csrf": done.csrf})
+        resp.set_cookie(COOKIE, done.token, max_age=int(SESSION_S), httponly=True, samesite="Strict", path="/")
+        resp.set_cookie(DEVICE_COOKIE, done.device, max_age=int(DEVICE_S), httponly=True, samesite="Strict", path="/")
         return resp
 
     @app.post("/api/logout")

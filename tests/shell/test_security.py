@@ -1,6 +1,7 @@
 """The table PIN: viewing open, changes behind a session cookie + CSRF token, lock-out, no CORS."""
 
 import dataclasses
+import threading
 
 import pytest
 
@@ -9,7 +10,7 @@ from companion.config import ConfigError, parse
 from companion.daemon import Companion
 from companion.pin import hash_pin, verify_pin
 from companion.web import create_app
-from companion.web.auth import COOKIE
+from companion.web.auth import COOKIE, DEVICE_COOKIE, FREE_TRIES, TABLE_BURST, TABLE_GUESSES_PER_HOUR, Locked, PinGuard
 
 PIN = "2468"
 
@@ -106,3 +107,126 @@ def test_without_a_pin_changes_are_open(tmp_path):
         assert c.post("/api/login", json={"pin": "1234"}).status_code == 400
     finally:
         comp.stop()
+
+
+# --- guessing the PIN: counted before the hash, per place, under the table's ration
+
+def fast_guard(clock, pin=PIN):
+    # one PBKDF2 round: the same checks, quick enough to play a month of guessing
+    return PinGuard(hash_pin(pin, iterations=1), clock)
+
+
+def from_address(client, address):
+    client.environ_base["REMOTE_ADDR"] = address
+    return client
+
+
+def test_guesses_sent_at_once_are_each_counted(clock):
+    guard = PinGuard(hash_pin(PIN), clock)     # the real hash, so the 40 guesses really overlap it
+    start = threading.Barrier(40)
+    results = []
+
+    def guess(n):
+        start.wait()
+        try:
+            guard.login(f"{n:04d}", client="10.0.0.66")
+            results.append("in")
+        except Locked:
+            results.append("429")
+        except ValueError:
+            results.append("403")
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count("403") == FREE_TRIES and results.count("429") == 40 - FREE_TRIES
+
+
+def test_a_strangers_guesses_never_lock_out_another_tablet(app):
+    stranger = from_address(app.test_client(), "10.0.0.66")
+    for n in range(12):
+        assert login(stranger, f"{n:04d}").status_code in (403, 429)
+    assert login(stranger, PIN).status_code == 429                  # the stranger waits, even with the right PIN
+    player = from_address(app.test_client(), "10.0.0.7")
+    assert login(player, "2469").status_code == 403                 # a mistyped PIN...
+    assert login(player, PIN).status_code == 200                    # ...and the right one, at once
+
+
+def test_many_addresses_share_the_tables_ration_but_a_known_tablet_gets_in(clock):
+    guard = fast_guard(clock)
+    owner = guard.login(PIN, client="10.0.0.7")
+    checked = 0
+    for n in range(100):
+        try:
+            guard.login(f"{n:04d}", client=f"10.0.1.{n}")
+        except ValueError:
+            checked += 1
+        except Locked as exc:
+            assert "on this table" in str(exc)
+    assert checked == TABLE_BURST
+    with pytest.raises(Locked, match="on this table"):
+        guard.login(PIN, client="10.0.0.8")                          # a new tablet waits for the ration...
+    assert guard.login(PIN, client="10.0.0.8", device=owner.device).token   # ...one that logged in before does not
+    clock.advance(3600 / TABLE_GUESSES_PER_HOUR)
+    with pytest.raises(ValueError):
+        guard.login("1234", client="10.0.2.1")                       # the ration refills at its pace
+    with pytest.raises(Locked):
+        guard.login("1235", client="10.0.2.2")
+
+
+@pytest.mark.parametrize("spread", ["one address", "a new address for every guess"])
+def test_four_digit_pins_take_more_than_a_month_to_try(clock, spread):
+    guard = fast_guard(clock, pin="9999")
+    month = 30 * 24 * 3600
+    start = clock.now()
+    checked = 0
+    n = 0
+    while clock.now() - start < month:
+        address = "10.0.0.66" if spread == "one address" else f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"
+        try:
+            guard.login(f"{checked:04d}", client=address)
+        except ValueError:
+            checked += 1
+        except Locked as exc:
+            clock.advance(exc.retry_after)
+        n += 1
+    assert checked < 10_000 - 1         # the PIN, the last one tried, is still not reached
+    assert checked <= TABLE_BURST + TABLE_GUESSES_PER_HOUR * 30 * 24 + 1
+
+
+def test_device_cookies_are_the_tables_own(clock):
+    guard = fast_guard(clock)
+    device = guard.login(PIN, client="10.0.0.7").device
+    assert guard.known_device(device) and guard.login(PIN, device=device).device == device
+    device_id, mac = device.split(".")
+    for forged in (f"{device_id}.{'0' * len(mac)}", "x.y", "", None, device + ".z", "a" * 200):
+        assert guard.known_device(forged) is None
+    assert fast_guard(clock, pin="135790").known_device(device) is None    # a new PIN revokes every device
+
+
+def test_a_known_tablet_that_mistypes_waits_on_its_own(app):
+    c = from_address(app.test_client(), "10.0.0.7")
+    assert login(c).status_code == 200 and c.get_cookie(DEVICE_COOKIE) is not None
+    for _ in range(FREE_TRIES):
+        assert login(c, "0000").status_code == 403
+    r = login(c, PIN)
+    assert r.status_code == 429 and "from this tablet" in r.get_json()["error"]
+    other = from_address(app.test_client(), "10.0.0.7")             # same address, no device cookie: not held back
+    assert login(other, PIN).status_code == 200
+
+
+def test_hash_pin_suggests_six_digits(monkeypatch, capsys):
+    import io
+
+    from companion.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("2468\n"))
+    assert main(["hash-pin", "--stdin"]) == 0
+    out, err = capsys.readouterr()
+    assert verify_pin("2468", out.split('"')[1])
+    assert "4-digit PIN can be tried out online in 35 days" in err and "Six digits" in err
+    monkeypatch.setattr("sys.stdin", io.StringIO("246813\n"))
+    assert main(["hash-pin", "--stdin"]) == 0
+    assert capsys.readouterr().err == ""

@@ -47,6 +47,8 @@ def test_the_server_keeps_waitress_defaults_we_rely_on_and_takes_ours():
         assert adj.outbuf_high_watermark == OUTBUF_HIGH_WATERMARK < 16 * 1024 * 1024
         assert adj.max_request_body_size == MAX_BODY_BYTES == 64 * 1024
         assert (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1) in adj.socket_options
+        assert adj.connection_limit == serving.CONNECTION_LIMIT > 100 and adj.asyncore_use_poll
+        assert adj.cleanup_interval == serving.CLEANUP_INTERVAL_S < serving.REQUEST_DEADLINE_S <= 10
     finally:
         server.close()
 
@@ -193,3 +195,116 @@ def test_a_long_stream_keeps_its_output_buffer_small_and_off_the_disk(companion)
     finally:
         conn.close()
         server.close()
+
+
+# --- slow and greedy clients (companion/web/serving.py)
+
+@pytest.fixture
+def guarded():
+    """A plain app on our waitress, with a 1 s request deadline and room for 3 connections per address."""
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+        return [b"ok"]
+
+    server = serving.create(app, host="127.0.0.1", port=0, threads=2, request_deadline_s=1, per_address=3)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield int(server.effective_port)
+    server.close()
+
+
+def connect(port, source="127.0.0.1"):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    return sock
+
+
+def closed_by_server(sock, dribble=b"", within=10.0):
+    """True once the server closes sock (read gives b"" or a reset), sending `dribble` a byte every 0.2 s meanwhile."""
+    sock.settimeout(0.2)
+    deadline = time.monotonic() + within
+    i = 0
+    while time.monotonic() < deadline:
+        try:
+            if dribble:
+                sock.sendall(dribble[i % len(dribble):i % len(dribble) + 1])
+                i += 1
+            if sock.recv(1024) == b"":
+                return True
+        except socket.timeout:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+def get_ok(sock) -> bool:
+    try:
+        sock.settimeout(10)
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: table\r\n\r\n")
+        got = b""
+        while not got.endswith(b"\r\n\r\nok"):      # the whole response, so the next starts clean
+            chunk = sock.recv(1024)
+            if not chunk:
+                return False
+            got += chunk
+        return got.startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+def test_headers_sent_a_byte_at_a_time_are_cut_off(guarded):
+    """waitress's idle timeout restarts with every byte; the request deadline does not."""
+    sock = connect(guarded)
+    try:
+        sock.sendall(b"GET / HTTP/1.1\r\n")
+        assert closed_by_server(sock, dribble=b"X-Slow: yes\r\n")
+    finally:
+        sock.close()
+
+
+def test_a_connection_that_sends_nothing_is_cut_off(guarded):
+    sock = connect(guarded)
+    try:
+        assert closed_by_server(sock)
+    finally:
+        sock.close()
+
+
+def test_an_idle_keep_alive_connection_is_not_held_to_the_request_deadline(guarded):
+    sock = connect(guarded)
+    try:
+        assert get_ok(sock)
+        time.sleep(2.5)         # past the 1 s deadline, well within the 15 s idle timeout
+        assert get_ok(sock)
+    finally:
+        sock.close()
+
+
+def test_one_address_gets_only_its_share_of_connections(guarded):
+    mine = [connect(guarded, "127.0.0.5") for _ in range(3)]
+    try:
+        assert all(get_ok(s) for s in mine)
+        extra = connect(guarded, "127.0.0.5")
+        try:
+            assert not get_ok(extra)                        # closed as it was accepted
+        finally:
+            extra.close()
+        other = connect(guarded, "127.0.0.6")               # another address is not held back
+        try:
+            assert get_ok(other)
+        finally:
+            other.close()
+        mine.pop().close()
+        deadline = time.monotonic() + 10
+        again = False
+        while not again and time.monotonic() < deadline:     # once the server has seen that one close
+            s = connect(guarded, "127.0.0.5")
+            again = get_ok(s)
+            (mine.append(s) if again else s.close())
+        assert again
+        local = [connect(guarded) for _ in range(5)]       # the machine's own 127.0.0.1 is not capped
+        mine += local
+        assert all(get_ok(s) for s in local)
+    finally:
+        for s in mine:
+            s.close()

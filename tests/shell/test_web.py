@@ -139,6 +139,77 @@ def test_a_downloaded_record_loads_back_as_a_game(client):
     assert after["game_id"] != before["game_id"] and after["view"] == before["view"]
 
 
+def rolls_record(pairs: int) -> bytes:
+    """A Balance Duels record: a roll and its undo, `pairs` times (every line legal, the game back where it began)."""
+    lines = [{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}]
+    for n in range(pairs):
+        lines += [{"kind": "action", "body": {"action": {"type": "roll", "value": 1 + n % 6}}}, {"kind": "undo"}]
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def test_a_record_that_fails_to_be_written_midway_changes_nothing(client, companion):
+    import sqlite3
+
+    client.post("/api/roll", json={"value": 5})
+    before = client.get("/api/state").get_json()
+    seq = companion.store.last_seq()
+    record = rolls_record(20)
+    # SQLite itself refuses the load's 6th event, as a full disk would: the first five are inside the transaction
+    con = sqlite3.connect(str(companion.store.path))
+    con.execute(f"CREATE TRIGGER full AFTER INSERT ON events WHEN NEW.seq > {seq + 5} "
+                "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    con.commit()
+    try:
+        r = client.post("/api/record", data=record, content_type="application/x-ndjson")
+        assert r.status_code == 503 and "nothing changed" in r.get_json()["error"]
+        assert companion.store.last_seq() == seq and companion.store.latest_game() == before["game_id"]
+        after = client.get("/api/state").get_json()
+        assert {k: after[k] for k in ("seq", "game_id", "view")} == {k: before[k] for k in ("seq", "game_id", "view")}
+        con.execute("DROP TRIGGER full")
+        con.commit()
+    finally:
+        con.close()
+    r = client.post("/api/record", data=record, content_type="application/x-ndjson")
+    assert r.status_code == 200
+    loaded = companion.store.game_events(r.get_json()["game_id"])
+    assert len(loaded) == 41 and r.get_json()["seq"] == loaded[-1].seq == seq + 41
+
+
+def test_a_record_loads_whole_while_another_tablet_plays(companion):
+    import threading
+
+    app = create_app(companion)
+    record = rolls_record(60)
+    lines = [json.loads(line) for line in record.splitlines()]
+    uploads, plays = [], []
+
+    def upload():
+        c = app.test_client()
+        for _ in range(6):
+            r = c.post("/api/record", data=record, content_type="application/x-ndjson")
+            uploads.append((r.status_code, r.get_json().get("game_id")))
+
+    def play():
+        c = app.test_client()
+        for n in range(80):
+            plays.append(c.post("/api/roll", json={"value": 1 + n % 6}).status_code)
+            plays.append(c.post("/api/undo", json={}).status_code)
+
+    threads = [threading.Thread(target=upload), threading.Thread(target=play)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [status for status, _ in uploads] == [200] * 6 and set(plays) <= {200, 409}
+    store = app.extensions["companion"].store
+    for _, game_id in uploads:
+        events = store.game_events(game_id)
+        # the record's events, one after another: no roll of the other tablet in between
+        assert [e.seq for e in events[:len(lines)]] == list(range(game_id, game_id + len(lines)))
+        assert [e.kind for e in events[:len(lines)]] == [line["kind"] for line in lines]
+        assert all(e.kind == "undo" or e.body == line["body"] for e, line in zip(events[1:], lines[1:]))
+
+
 @pytest.mark.parametrize("record,needle", [
     (b"not json\n", "line 1 of the game record is not JSON"),
     (b'{"kind": "action", "body": {}}\n', "line 1 of the record must be its new_game"),

@@ -93,16 +93,27 @@ def test_a_double_tap_does_one_thing(browser, table):
 
 
 def test_an_error_shows_beside_the_button_tapped_and_clears_on_success(browser, table):
-    table.new_game("balance_duels", {"players": 2, "tip_judge": "table"})
+    table.new_game("balance_duels", {"players": 2})
     context, page = unlocked(browser, table, viewport={"width": 1024, "height": 768})
     try:
         open_page(page, table)
-        # the arm has not tipped: "The arm tipped" is refused by the rules, and says so next to the button
-        page.click("text=The arm tipped")
+        # the daemon refuses the first roll (as when another tablet got there first); the page cannot know beforehand
+        refused = {"n": 0}
+
+        def once(route):
+            if refused["n"]:
+                return route.continue_()
+            refused["n"] += 1
+            route.fulfill(status=409, content_type="application/json",
+                          body=json.dumps({"error": "another tablet rolled first"}))
+        page.route("**/api/roll", once)
+        page.click("#bd-roll")
         note = page.locator(".tap-error")
         note.wait_for(timeout=3000)
-        box, button = note.bounding_box(), page.locator("text=The arm tipped").bounding_box()
-        assert abs(box["y"] - (button["y"] + button["height"])) < 120
+        assert "another tablet rolled first" in note.inner_text()
+        box, button = note.bounding_box(), page.locator("#bd-roll").bounding_box()
+        assert 0 <= box["y"] - button["y"] < 150, "the error is not beside the button tapped"
+        assert page.locator("#banner").is_hidden()                 # said once, where the finger is
         page.click("#bd-roll")
         page.wait_for_selector(".bd-die:not(.empty)", timeout=3000)
         assert page.locator(".tap-error").count() == 0

@@ -46,7 +46,8 @@
   }
   // an error shown beside the button that was tapped (the banner still says it for those across the table)
   function tapError(button, err) {
-    if (button && button.isConnected && !button.closest("dialog")) {
+    // (the other games' views show their own errors, in their panels)
+    if (button && button.isConnected && !button.closest("dialog, .imp, .rk-root, .bp-root, .gp-root")) {
       clearTapErrors();
       const note = el("p", { class: "tap-error", role: "alert" }, "⚠ " + (err.message || String(err)));
       const row = button.closest("li, .bd-controls, .imp-choices, div") || button;

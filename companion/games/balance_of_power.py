@@ -796,4 +796,5 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=new, act=act, view=view, scores=scores,
                 seats=(2, 6, 2), default_names=tuple(spec["title"] for spec in EMPIRES.values()),
                 seat_choice={"key": "empire", "label": "empire",
-                             "options": [{"value": e, "label": spec["title"]} for e, spec in EMPIRES.items()]})
+                             "options": [{"value": e, "label": spec["title"]} for e, spec in EMPIRES.items()]},
+                colours=("blue", "red", "green", "yellow", "black", "white"))

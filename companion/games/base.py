@@ -29,6 +29,7 @@ class Engine:
     seats    -- (fewest, most, usual) players the game takes, for the page's New game form
     default_names -- what players are called when the form leaves a name blank (as `new` names them)
     seat_choice   -- a choice each player makes at New game besides a name: {key, label, options: [{value, label}]}
+    colours       -- the colours players choose from at New game (empty: each seat's colour is fixed)
     """
 
     name: str
@@ -40,6 +41,7 @@ class Engine:
     seats: tuple[int, int, int] = (2, 6, 2)
     default_names: tuple[str, ...] = ()
     seat_choice: Mapping[str, Any] | None = None
+    colours: tuple[str, ...] = ()
 
 
 def require(condition: bool, message: str) -> None:

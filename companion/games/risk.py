@@ -1201,4 +1201,4 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores, seats=(2, 2, 2),
-                default_names=("Red", "Blue"))
+                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"))

@@ -134,7 +134,8 @@ def create_app(companion) -> Flask:
     @app.get("/api/games")
     def api_games():
         return jsonify([{"name": e.name, "title": e.title, "seats": {"min": e.seats[0], "max": e.seats[1], "usual": e.seats[2]},
-                         "default_names": list(e.default_names) or None, "seat_choice": e.seat_choice}
+                         "default_names": list(e.default_names) or None, "seat_choice": e.seat_choice,
+                         "colours": list(e.colours)}
                         for e in host.engines.values()])
 
     def join_urls() -> list[str]:

@@ -160,11 +160,22 @@ def test_new_game_offers_what_each_game_takes(browser, table):
         names.nth(1).fill("Bob")
         names.nth(2).fill("Cy")
         page.locator(".seat-choice").nth(2).select_option(index=4)
+        # one colour per player, chosen here and used everywhere; two alike are refused before anything is sent
+        colours = page.locator(".seat-colour")
+        colours.nth(1).select_option("blue")
+        page.click("#setup-go")
+        assert "same colour" in page.locator("#setup-error").inner_text()
+        colours.nth(1).select_option("black")
         page.click("#setup-go")
         page.wait_for_selector("#setup", state="hidden", timeout=3000)
         state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
         assert state["game"] == "balance_of_power"
-        assert [p["name"] for p in state["view"]["players"]] == ["Ann", "Bob", "Cy"]
+        players = state["view"]["players"]
+        assert [p["name"] for p in players] == ["Ann", "Bob", "Cy"]
+        assert [p["colour"] for p in players] == ["blue", "black", "green"]
+        page.wait_for_selector("#turn:not([hidden])")
+        assert page.locator("#turn").inner_text().strip().endswith("Ann's turn")
+        assert "rgb(47, 125, 225)" in page.locator("#turn").evaluate("t => getComputedStyle(t).borderColor")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         context.close()

@@ -541,9 +541,12 @@
         placeholder: g.default_names ? g.default_names[i] : `Player ${i + 1}`, value: old[i] || null });
       const pick = choice ? el("select", { class: "seat-choice", "aria-label": `player ${i + 1}'s ${choice.label}` },
         choice.options.map((o, k) => el("option", { value: o.value, selected: k === i }, o.label))) : null;
-      rows.push(el("div", { class: "seat" }, el("span", { class: "seat-no" }, `${i + 1}.`), name, pick));
+      const colour = g.colours && g.colours.length ? el("select", { class: "seat-colour", "aria-label": `player ${i + 1}'s colour` },
+        g.colours.map((c, k) => el("option", { value: c, selected: k === i % g.colours.length }, c))) : null;
+      rows.push(el("div", { class: "seat" }, el("span", { class: "seat-no" }, `${i + 1}.`), name, pick, colour));
     }
-    box.replaceChildren(el("legend", {}, choice ? `Names and ${choice.label}s` : "Names (seating order)"), ...rows);
+    const what = ["names", choice ? `${choice.label}s` : null, g.colours && g.colours.length ? "colours" : null].filter(Boolean);
+    box.replaceChildren(el("legend", {}, `${what.join(", ").replace(/^./, (c) => c.toUpperCase())} (seating order)`), ...rows);
   }
   $("setup-form").addEventListener("submit", async (ev) => {
     if (ev.submitter && ev.submitter.value !== "go") return;
@@ -553,18 +556,24 @@
     const game = g.name;
     const seats = [...$("setup-seats").querySelectorAll(".seat")].map((row, i) => ({
       name: row.querySelector(".seat-name").value.trim() || (g.default_names ? g.default_names[i] : `Player ${i + 1}`),
-      choice: row.querySelector(".seat-choice") ? row.querySelector(".seat-choice").value : null }));
+      choice: row.querySelector(".seat-choice") ? row.querySelector(".seat-choice").value : null,
+      colour: row.querySelector(".seat-colour") ? row.querySelector(".seat-colour").value : null }));
     const names = seats.map((x) => x.name);
     if (new Set(names).size !== names.length) { $("setup-error").textContent = "Two players have the same name: give each their own"; return; }
+    const colours = seats.map((x) => x.colour).filter(Boolean);
+    if (new Set(colours).size !== colours.length) { $("setup-error").textContent = "Two players have the same colour: give each their own"; return; }
     const options = {};
     if (game === "balance_duels") {
       Object.assign(options, { players: seats.length, names, tip_judge: f.tip_judge.value, cant_play: f.cant_play.value,
         pass_needs_roll: f.pass_needs_roll.checked, optional_beat: f.optional_beat.checked, teams: f.teams.checked });
       if (seats.length === 2) options.pawns = Number(f.pawns.value);
     } else if (g.seat_choice) {
-      options.players = seats.map((x) => ({ name: x.name, [g.seat_choice.key]: x.choice }));
+      options.players = seats.map((x) => ({ name: x.name, [g.seat_choice.key]: x.choice, ...(x.colour ? { colour: x.colour } : {}) }));
+    } else if (game === "global_powers") {
+      options.players = seats.map((x) => ({ name: x.name, colour: x.colour }));
     } else {
       options.players = names;
+      if (game === "risk") options.colours = Object.fromEntries(seats.map((x) => [x.name, x.colour]));
       if (game === "imperial") {
         options.variant = f.variant.value;
         if (f.random_deal.checked) options.deal = "random";

@@ -89,3 +89,63 @@ def test_no_serious_accessibility_violations(browser, table, game, size):
         assert bad == []
     finally:
         context.close()
+
+
+def fake_stream(snapshot, live):
+    """One stream message of the daemon's own form (the state and a live message), for a moment the simulated
+    table does not reach by itself (a question of the sensors)."""
+    import json
+
+    return ("retry: 60000\n\n" + f"id: {snapshot['seq']}\nevent: state\ndata: {json.dumps({'event': None, 'state': snapshot})}\n\n"
+            + f"event: live\ndata: {json.dumps(live)}\n\n")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_a_question_of_the_sensors_and_its_answers_are_in_view(browser, table, size):
+    import json
+    import urllib.request
+
+    table.new_game("balance_duels", {"players": 2})
+    table.roll(3)
+    with urllib.request.urlopen(table.url + "/api/state", timeout=10) as r:
+        snap = json.loads(r.read())
+    live = {**(snap.get("live") or {}),
+            "question": {"text": "Which move was made?", "options": ["move L E1 → E4", "move L E2 → E5", "Neither"]}}
+    context = browser.new_context(viewport=size)
+    page = context.new_page()
+    try:
+        page.route("**/api/stream*", lambda route: route.fulfill(status=200, body=fake_stream(snap, live),
+                                                                  headers={"Content-Type": "text/event-stream"}))
+        page.goto(table.url + "/")
+        page.wait_for_selector(".sensing-q", timeout=10000)
+        for answer in page.locator("#sensing button").all()[:3]:
+            box = answer.bounding_box()
+            assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"], "an answer is below the fold"
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+        assert page.evaluate(SMALL_TEXT) == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
+def test_the_tip_and_the_end_of_the_game_are_in_view(browser, table, size):
+    table.new_game("balance_duels", {"players": 2})
+    for roll in (1, 6, 2, 6):
+        table.play_first(roll, kind="place")
+    view = table.roll(1)["view"]
+    table.act({"type": "move", "move": next(m["move"] for m in view["moves"] if m["move"]["kind"] == "place")})
+    context = browser.new_context(viewport=size)
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        page.wait_for_selector("#alarm:not([hidden])", timeout=3000)
+        for what in ("#alarm", ".over-card .btn"):
+            box = page.locator(what).bounding_box()
+            assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"], f"{what} is below the fold"
+        assert page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+        assert page.evaluate(SMALL_TEXT) == []
+        result = Axe().run(page)
+        assert [v["id"] for v in result.response["violations"] if v["impact"] in ("serious", "critical")] == []
+        page.screenshot(path=str(ARTIFACTS / f"balance-duels-tipped-{size['width']}x{size['height']}.png"))
+    finally:
+        context.close()

@@ -377,7 +377,8 @@
     return el("svg:circle", { cx: x, cy: y, r, ...attrs }, title);
   }
   function armSvg(v) {
-    const W = 1000, H = 380, cx = W / 2, armY = 150;
+    const fs = svgUnits(14), narrow = fs > 30;
+    const W = 1000, H = narrow ? 384 + fs * 1.2 : 380, cx = W / 2, armY = 150;
     const reach = Math.max(...v.model.holders.map((h) => Math.abs(h.x_mm))) * 1.12;
     const sx = (x) => cx + (x / reach) * (W / 2 - 20);
     const svg = el("svg:svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `balance arm, net torque ${v.net_torque} g·mm` });
@@ -403,7 +404,9 @@
         arm.append(el("svg:text", { x: px, y: armY - 21 + svgUnits(13) * 0.35, "text-anchor": "middle", "font-size": svgUnits(13), "font-weight": 800,
           fill: p.colour === "black" ? "#fff" : "#000" }, p.size));
       });
-      arm.append(el("svg:text", { x, y: armY + 12 + svgUnits(14), "text-anchor": "middle", "font-size": svgUnits(14), fill: "#c9d1d9" }, h.id));
+      // on a narrow drawing the holders' numbers alone (the side is written once at each end), or they run together
+      arm.append(el("svg:text", { x, y: armY + 12 + svgUnits(14), "text-anchor": "middle", "font-size": svgUnits(14), fill: "#c9d1d9" },
+        narrow ? h.id.replace(/^[A-Za-z]+/, "") : h.id));
     }
     svg.append(arm);
     // one bar per holder: its torque (up for the right-hand side's pull, scaled to the tipping torque)
@@ -416,8 +419,19 @@
         y: up ? barBase - hgt : barBase, height: Math.max(hgt, h.torque ? 1 : 0), fill: up ? "#4fa3ff" : "#ffb000" },
         el("svg:title", {}, `${h.id}: ${h.torque} g·mm`)));
     }
-    svg.append(el("svg:text", { x: 24, y: 376, "font-size": svgUnits(13), fill: "#c9d1d9" },
-      svgUnits(13) > 26 ? "torque per holder" : "torque per holder (bars), scaled to the tipping torque"));
+    if (narrow) {
+      // a line of its own under the bars: each side's letter at its end, the bars' legend between
+      const y = 384 + fs;
+      const sides = [...new Set(v.holders.map((h) => JSON.stringify([Math.sign(h.x_mm), h.id.replace(/\d+$/, "")])))].map(JSON.parse);
+      for (const [sign, letter] of sides) {
+        svg.append(el("svg:text", { x: sign < 0 ? 20 : W - 20, y, "text-anchor": sign < 0 ? "start" : "end",
+          "font-size": fs, "font-weight": 700, fill: "#c9d1d9" }, sign < 0 ? `← ${letter}` : `${letter} →`));
+      }
+      svg.append(el("svg:text", { x: cx, y, "text-anchor": "middle", "font-size": svgUnits(13), fill: "#c9d1d9" }, "torque per holder"));
+    } else {
+      svg.append(el("svg:text", { x: 24, y: 376, "font-size": svgUnits(13), fill: "#c9d1d9" },
+        "torque per holder (bars), scaled to the tipping torque"));
+    }
     return svg;
   }
 

@@ -38,6 +38,8 @@ TERRITORY_LIMIT = 3
 CAPITAL_BONUS = 3
 POINTS_TO_WIN = {2: 30, 3: 27, 4: 24, 5: 21, 6: 18}
 EMPIRES: dict[str, dict[str, Any]] = MAP["empires"]
+# the colours offered at New game; a player who names none takes the first still free, so no two look alike
+COLOURS = ("blue", "red", "green", "yellow", "black", "white")
 TRACKING = ("board", "counts")
 VARIANT_KEYS = ("tougher_neutral", "respawn", "total_domination")
 # Achieving Empire, judged from the board at the start of each turn: "no_enemy" reads the
@@ -348,9 +350,16 @@ def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
         empire = entry.get("empire")
         require(empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
         require(all(p["empire"] != empire for p in result.values()), f"'players': {EMPIRES[empire]['title']} is chosen twice")
-        colour = entry.get("colour", "")
+        colour = entry.get("colour") or ""
         require(isinstance(colour, str), f"'players': {name}'s colour must be a name")
-        result[name] = {"empire": empire, "colour": colour}
+        require(not colour or all(p["colour"] != colour for p in result.values()),
+                f"'players': colour {colour} is chosen twice")
+        result[name] = {"empire": empire, "colour": colour.strip()}
+    taken = {p["colour"] for p in result.values()}
+    free = iter(c for c in COLOURS if c not in taken)
+    for spec in result.values():
+        if not spec["colour"]:
+            spec["colour"] = next(free, "grey")
     return result
 
 
@@ -797,4 +806,4 @@ ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=ne
                 seats=(2, 6, 2), default_names=tuple(spec["title"] for spec in EMPIRES.values()),
                 seat_choice={"key": "empire", "label": "empire",
                              "options": [{"value": e, "label": spec["title"]} for e, spec in EMPIRES.items()]},
-                colours=("blue", "red", "green", "yellow", "black", "white"))
+                colours=COLOURS)

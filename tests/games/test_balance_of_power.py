@@ -512,3 +512,15 @@ def test_respawn_only_in_the_next_turn_and_nearest_the_capital():
         bop.act(state, {"type": "respawn", "pawn": "king", "territory": "Mecklenburg"})
     state = bop.act(state, {"type": "respawn", "pawn": "king", "territory": "Midlands"})
     assert ["Brian", "king"] in state["board"]["Midlands"] and state["wiped"]["Brian"] == {}
+
+
+def test_players_who_name_no_colour_get_one_of_their_own():
+    from companion.games import balance_of_power as bop
+
+    state = bop.new({"players": [{"name": "Ann", "empire": "france", "colour": "blue"},
+                                 {"name": "Bob", "empire": "prussia"}, {"name": "Cy", "empire": "russia"}]})
+    colours = [p["colour"] for p in bop.view(state)["players"]]
+    assert colours[0] == "blue" and len(set(colours)) == 3 and "" not in colours
+    with pytest.raises(bop.RuleError, match="chosen twice"):
+        bop.new({"players": [{"name": "Ann", "empire": "france", "colour": "red"},
+                             {"name": "Bob", "empire": "prussia", "colour": "red"}]})

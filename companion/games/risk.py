@@ -80,6 +80,37 @@ SETUPS: dict[int, dict[str, Any]] = {int(k): v for k, v in MAP["setups"].items()
 
 ADJACENT = symmetric_links(TERRITORIES, MAP.get("adjacent", {}), lambda name: _BY_KEY[_key(name)])
 BORDERS_COMPLETE: frozenset[str] = frozenset(_BY_KEY[_key(t)] for t in MAP.get("borders_complete", []))
+# Which battles an airfield reaches: those on the attacked territory (the default), or also
+# those launched from a territory on or next to it.
+AIRFIELD_REACHES = ("attacked", "either")
+
+
+def borders(a: str, b: str) -> bool | None:
+    """Whether two territories share a border; None when the map data cannot tell."""
+    if b in ADJACENT[a]:
+        return True
+    if a in BORDERS_COMPLETE or b in BORDERS_COMPLETE:
+        return False
+    return None
+
+
+def airfield_reaches(strip: str | None, source: str | None, target: str | None, reach: str = "attacked") -> bool | None:
+    """Whether an airfield on `strip` adds its +1 to a battle from `source` into `target`.
+
+    None when the tracker cannot tell (the airfield or the territories are not named, or the
+    map data lacks the border in question).
+    """
+    if strip is None:
+        return None
+    # The attack rule makes the target border the source, so an airfield on either end
+    # always reaches the battle, whatever borders the map data knows.
+    if strip in (source, target):
+        return True
+    sites = [target] + ([source] if reach == "either" else [])
+    answers = [None if site is None else borders(strip, site) for site in sites]
+    if True in answers:
+        return True
+    return None if None in answers else False
 
 
 # ---------------------------------------------------------------- pure rules
@@ -447,7 +478,8 @@ def _check_elimination(state: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- new
 
 
-OPTION_KEYS = ("players", "colours", "variant", "setup", "missions", "cities", "capitals", "first", "lost_table_size")
+OPTION_KEYS = ("players", "colours", "variant", "setup", "missions", "cities", "capitals", "first", "lost_table_size",
+               "airfield_reach")
 
 
 def _option_players(options: Mapping[str, Any]) -> list[str]:
@@ -518,6 +550,8 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
 
     first = options.get("first", players[0])
     require(first in players, f"'first' must be one of the players, not {first!r}")
+    reach = options.get("airfield_reach", "attacked")
+    require(reach in AIRFIELD_REACHES, f"'airfield_reach' must be one of {', '.join(AIRFIELD_REACHES)}, not {reach!r}")
 
     sides: dict[str, Any] = {}
     for player in players:
@@ -555,6 +589,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "capital_sites": capital_sites,
         "board_missions": missions,
         "lost_table_size": lost_table_size,
+        "airfield_reach": reach,
         "deck": CARD_COUNT,
         "discard": 0,
         "reshuffles": 0,
@@ -775,6 +810,8 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         require(given_capital in state["players"], f"'capital': {given_capital!r} is not a player's capital")
         capital = given_capital
 
+    unsure: list[dict[str, Any]] = []
+
     def airfield(side_name: str, key: str) -> bool:
         flag = _flag(action, key)
         if side_name == NEUTRAL:
@@ -784,9 +821,13 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         if flag is not None:
             require(not flag or strip is not None, f"'{key}': {side_name} has no airfield")
             return flag
-        if strip is None or strip["territory"] is None or target is None:
+        if strip is None:
             return False
-        return strip["territory"] == target or strip["territory"] in ADJACENT[target]
+        reaches = airfield_reaches(strip["territory"], source, target, state.get("airfield_reach", "attacked"))
+        if reaches is None:
+            # Left without the bonus, but the page says so: the table knows where it stands.
+            unsure.append({"player": side_name, "territory": strip["territory"], "flag": key})
+        return bool(reaches)
 
     state["attack"] = {
         "attacker": attacker,
@@ -802,6 +843,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         "recon": turn["recon"] if is_object and not uprising else 0,
         "attacker_airfield": airfield(attacker, "attacker_airfield"),
         "defender_airfield": airfield(defender, "defender_airfield"),
+        "airfield_unsure": unsure,
         "city": bool(city),
         "capital": capital,
         "uprising": uprising,
@@ -1021,6 +1063,7 @@ def _attack_view(state: Mapping[str, Any], attack: Mapping[str, Any]) -> dict[st
             "object", "recon", "attacker_airfield", "defender_airfield", "city", "capital", "uprising",
         )
     }
+    view["airfield_unsure"] = [dict(u) for u in attack.get("airfield_unsure", [])]
     view["start"] = list(attack["start"])
     view["rolls"] = [dict(r) for r in attack["rolls"]]
     view["attacker_dice"] = attack_dice
@@ -1124,6 +1167,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "title": ENGINE.title,
         "variant": state["variant"],
         "setup": state["setup"],
+        "airfield_reach": state.get("airfield_reach", "attacked"),
         "players": [_player_view(state, p) for p in state["players"]],
         "neutral": {
             "territories": neutral["territories"],

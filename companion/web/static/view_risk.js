@@ -255,6 +255,11 @@
     if (a.defender_airfield) tags.push("defender airfield +1");
     if (a.recon) tags.push("recon: " + a.recon + " die(s) never 1");
     if (tags.length) box.appendChild(h("p", { "class": "rk-tags" }, tags.join(" \u00B7 ")));
+    (a.airfield_unsure || []).forEach(function (u) {
+      box.appendChild(h("p", { "class": "rk-unsure" }, "Can't tell whether " + u.player + "'s airfield" +
+        (u.territory ? " in " + u.territory : " (placed without a territory)") + " reaches this battle, so it adds nothing. If it does, " +
+        "call off and declare again with \u201C" + (u.flag === "attacker_airfield" ? "my" : "their") + " airfield nearby\u201D ticked."));
+    });
     box.appendChild(h("p", { "class": "rk-big" }, [h("span", {}, a.uprising ? "Uprising takes it: " : "Chance to conquer: "), h("strong", {}, pct(a.conquest))]));
     if (a.expected_attacker_losses !== undefined) {
       box.appendChild(h("p", {}, "Expected attacker losses if fought to the end: " + a.expected_attacker_losses.toFixed(2)));

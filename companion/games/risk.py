@@ -344,11 +344,44 @@ def _new_turn(number: int, player: str) -> dict[str, Any]:
 def _region_bonus(side: Mapping[str, Any]) -> int | None:
     if side["region_bonus"] is not None:
         return side["region_bonus"]
+    if side.get("region_bonus_due"):
+        return None
     regions = side["regions"] or []
     bonuses = [REGIONS[r].get("bonus") for r in regions]
     if any(b is None for b in bonuses):
         return None
     return sum(bonuses)
+
+
+def _region_members(region: str) -> list[str]:
+    return [_BY_KEY[_key(t)] for t in REGIONS[region]["territories"]]
+
+
+def _lose_regions(state: dict[str, Any], loser: str, taken: str) -> None:
+    """Stop paying the bonus of any region `loser` held that includes the conquered `taken`."""
+    side = state["sides"][loser]
+    for region in REGIONS:
+        members = _region_members(region)
+        if taken not in members:
+            continue
+        ticked = side["regions"] is not None and region in side["regions"]
+        # Without ticks, the owners entered at the table can still show the whole region held.
+        by_owners = side["regions"] is None and all(state["owners"].get(t) == loser for t in members)
+        if not (ticked or by_owners):
+            continue
+        if ticked:
+            side["regions"].remove(region)
+        if side["region_bonus"] is None:
+            continue
+        printed = REGIONS[region].get("bonus")
+        if printed is not None:
+            side["region_bonus"] = max(0, side["region_bonus"] - printed)
+        else:
+            # The typed number counted a bonus the map data does not know, so the rest of it
+            # cannot be worked out: the ticks take over, or the table types it again.
+            side["region_bonus"] = None
+            if side["regions"] is None:
+                side["region_bonus_due"] = True
 
 
 def _breakdown(state: Mapping[str, Any], player: str) -> dict[str, Any] | None:
@@ -607,6 +640,12 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- actions
 
 
+def _ticks_differ(old: list[str] | None, new: list[str] | None) -> bool:
+    if old is None or new is None:
+        return old is not new
+    return sorted(old) != sorted(new)
+
+
 def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     name = _side(state, action)
     side = state["sides"][name]
@@ -636,6 +675,11 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             updates["regions"] = regions
         if "region_bonus" in action:
             updates["region_bonus"] = _maybe_count(action, "region_bonus", MAX_REGION_BONUS)
+        elif "regions" in updates and _ticks_differ(side["regions"], updates["regions"]):
+            # A typed bonus stood for the regions held when it was typed; new ticks count again.
+            updates["region_bonus"] = None
+        if "regions" in updates or "region_bonus" in updates:
+            updates["region_bonus_due"] = False
         if "capitals" in action:
             capitals = field(action, "capitals", list)
             for owner in capitals:
@@ -758,6 +802,8 @@ def _reinforce(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = state["turn"]["player"]
     side = state["sides"][player]
     require(side["territories"] is not None, f"enter {player}'s territories (set_counts) to work out the troops")
+    if side.get("region_bonus_due"):
+        raise RuleError(f"{player} lost a region the typed region bonus counted: enter region_bonus again (or tick the regions held)")
     require(_region_bonus(side) is not None, f"a region {player} holds has no bonus in the map data: enter region_bonus")
     require(_breakdown(state, player) is not None, f"{player}'s counts do not fit together (capitals or cities exceed territories): correct them")
     _advance(state, "attack")
@@ -915,6 +961,8 @@ def _conquer(state: dict[str, Any], attack: Mapping[str, Any]) -> None:
         if attack["attacker"] != NEUTRAL:
             winner["capitals"].append(capital)
     if attack["to"] is not None:
+        if attack["defender"] != NEUTRAL:
+            _lose_regions(state, attack["defender"], attack["to"])
         state["owners"][attack["to"]] = attack["attacker"]
         if attack["defender"] != NEUTRAL:
             strip = loser["airfield"]
@@ -1101,6 +1149,8 @@ def _player_view(state: Mapping[str, Any], player: str) -> dict[str, Any]:
         "troops": side["troops"],
         "regions": list(side["regions"]) if side["regions"] is not None else None,
         "region_bonus": _region_bonus(side),
+        "region_bonus_typed": side["region_bonus"],
+        "region_bonus_due": bool(side.get("region_bonus_due")),
         "capitals": list(side["capitals"]),
         "holds_own_capital": player in side["capitals"],
         "cards": list(side["cards"]),

@@ -135,3 +135,104 @@ def test_airfield_reach_properties(strip, source, target):
         assert either is True
     # An airfield placed without a territory is never guessed at.
     assert risk.airfield_reaches(None, source, target) is None
+
+
+# ---------------------------------------------------------------- region bonuses
+
+
+def basic(**options):
+    return play(
+        risk.new({"players": ["Ann", "Bob"], **options}),
+        {"type": "set_counts", "player": "Ann", "territories": 12, "cities": 3},
+        {"type": "set_counts", "player": "Bob", "territories": 10, "cities": 2},
+    )
+
+
+def test_a_typed_region_bonus_can_be_cleared():
+    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "region_bonus": 7})
+    assert risk.view(state)["reinforcements"]["regions"] == 7
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "region_bonus": None})
+    assert risk.view(state)["reinforcements"]["regions"] == 0
+    assert risk.view(state)["players"][0]["region_bonus_typed"] is None
+
+
+def test_later_region_ticks_count_again_after_a_typed_bonus():
+    # Ann typed 7 for what she held; next she ticks the blue region alone (printed bonus 2).
+    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "region_bonus": 7})
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ["blue"]})
+    assert risk.view(state)["reinforcements"]["regions"] == 2
+    # Ticks and a number in the same entry stand together (green's bonus is not in the map data)...
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ["blue", "green"], "region_bonus": 6})
+    assert risk.view(state)["reinforcements"]["regions"] == 6
+    # ...and the same ticks saved again keep the number.
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ["green", "blue"], "territories": 13})
+    assert risk.view(state)["reinforcements"]["regions"] == 6
+
+
+def bob_takes_belgium(state):
+    return play(
+        state,
+        {"type": "end_turn"},
+        {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 1, "to": "Belgium"},
+        {"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [1]},
+        {"type": "draw_card", "stars": 1},
+        {"type": "end_turn"},
+    )
+
+
+def test_a_region_lost_to_a_conquest_stops_paying_and_its_mission_is_refused():
+    # Ann holds the green region (bonus typed: the map data lacks it) and blue (2).
+    state = basic(setup=2)
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ["green", "blue"], "region_bonus": 6})
+    assert risk.mission_status(state, "Ann", "green_region") is True
+    # Bob conquers Belgium, one of green's five territories.
+    state = bob_takes_belgium(state)
+    ann = risk.view(state)["players"][0]
+    assert ann["regions"] == ["blue"]
+    assert risk.view(state)["reinforcements"]["regions"] == 2
+    refused(state, {"type": "take_mission", "mission": "green_region"}, "does not meet", "green")
+    refused(state, {"type": "take_mission", "mission": "two_regions"}, "does not meet")
+
+
+def test_a_region_known_only_from_the_owners_stops_paying_the_typed_bonus():
+    state = basic(setup=2)
+    for t in risk.REGIONS["green"]["territories"]:
+        state = risk.act(state, {"type": "set_owner", "territory": t, "owner": "Ann"})
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "region_bonus": 4})
+    state = bob_takes_belgium(state)
+    # The typed 4 counted green; the tracker cannot tell how much of it is left.
+    assert risk.view(state)["reinforcements"] is None
+    assert risk.view(state)["players"][0]["region_bonus_due"]
+    refused(state, {"type": "reinforce"}, "lost a region", "region_bonus")
+    refused(state, {"type": "take_mission", "mission": "green_region"}, "does not meet")
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "region_bonus": 0})
+    assert risk.view(state)["reinforcements"]["regions"] == 0
+
+
+def test_a_lost_region_with_a_printed_bonus_takes_just_that_off_the_typed_number(monkeypatch):
+    # Were orange's territories in the map data, losing one takes its printed 5 off.
+    monkeypatch.setitem(risk.REGIONS["orange"], "territories", ["Belgium", "Netherlands"])
+    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "regions": ["orange", "blue"], "region_bonus": 9})
+    state = bob_takes_belgium(state)
+    assert risk.view(state)["reinforcements"]["regions"] == 4
+    assert risk.view(state)["players"][0]["regions"] == ["blue"]
+
+
+def test_a_conquest_in_another_region_changes_nothing():
+    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "regions": ["green"], "region_bonus": 4})
+    state = play(
+        state,
+        {"type": "end_turn"},
+        {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 1, "to": "Finland"},
+        {"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [1]},
+    )
+    assert risk.view(state)["players"][0]["regions"] == ["green"]
+    assert risk.view(state)["players"][0]["region_bonus"] == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(typed=st.integers(0, risk.MAX_REGION_BONUS), ticks=st.lists(st.sampled_from(["yellow", "brown", "blue", "orange"]), unique=True))
+def test_new_ticks_always_replace_a_typed_bonus(typed, ticks):
+    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "regions": ["purple"], "region_bonus": typed})
+    state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ticks})
+    assert risk.view(state)["reinforcements"]["regions"] == sum(risk.REGIONS[r]["bonus"] for r in ticks)

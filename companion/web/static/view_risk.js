@@ -382,7 +382,9 @@
       form.appendChild(labelled("Cities", numberInput("cities", d.cities, 0, 9)));
       form.appendChild(labelled("Troops", numberInput("troops", d.troops, 0)));
       if (side.name !== "neutral") {
-        form.appendChild(labelled("Region bonus (override)", numberInput("region_bonus", null, 0)));
+        // Shows the typed number so a plain re-save keeps it; emptying the box clears it.
+        form.appendChild(labelled("Region bonus typed (empty: from the regions ticked)", numberInput("region_bonus", d.region_bonus_typed, 0)));
+        if (d.region_bonus_due) form.appendChild(h("p", { "class": "rk-due" }, "A region the typed bonus counted was lost: type the bonus again or tick the regions."));
         var regionBoxes = Object.keys(view.regions).map(function (r) {
           var on = d.regions && d.regions.indexOf(r) >= 0;
           return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
@@ -400,8 +402,9 @@
         ["territories", "cities", "troops"].forEach(function (k) { action[k] = readNumber(form, k); });
         if (view.variant === "command_post") action.lost = readNumber(form, "lost") || 0;
         if (side.name !== "neutral") {
+          // Sent only when changed: new ticks with an untouched number let the ticks count again.
           var bonus = readNumber(form, "region_bonus");
-          if (bonus !== null) action.region_bonus = bonus;
+          if (bonus !== d.region_bonus_typed) action.region_bonus = bonus;
           action.regions = Object.keys(view.regions).filter(function (r) { return checked(form, "region_" + r); });
           action.capitals = view.players.map(function (p) { return p.name; }).filter(function (n) { return checked(form, "capital_" + n); });
         }

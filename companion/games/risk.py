@@ -578,6 +578,11 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
     for player, where in given.items():
         require(player in players, f"'capitals': {player!r} is not a player")
         capital_sites[player] = territory(where, "capitals")
+        require(
+            variant != "command_post" or capital_sites[player] not in OBJECTS,
+            f"'capitals': {capital_sites[player]} holds the {OBJECTS.get(capital_sites[player])} and starts with the neutral army in Command Post,"
+            " so no capital goes there",
+        )
     placed = [t for t in capital_sites.values() if t is not None]
     require(len(set(placed)) == len(placed), "'capitals': two capitals cannot share a territory")
 
@@ -607,6 +612,8 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "lost": 0,
     }
     owners: dict[str, str] = {}
+    if variant == "command_post":
+        owners.update({t: NEUTRAL for t in OBJECTS})
     for player, where in capital_sites.items():
         if where is not None:
             owners[where] = player
@@ -814,7 +821,14 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     turn = state["turn"]
     player = turn["player"]
     uprising = field(action, "uprising", bool, default=False)
-    defender = _side(state, action, "defender")
+    held_by = None if action.get("to") is None else _known_owner(state, territory(action["to"], "to"))
+    if "defender" in action or held_by is None:
+        defender = _side(state, action, "defender")
+    else:
+        # The tracker already knows who holds the target (in Command Post the neutral starts
+        # on every object), so the table need not say.
+        require(uprising or held_by != player, f"'to': {territory(action['to'], 'to')} is {player}'s own territory")
+        defender = held_by
     if uprising:
         require(turn["uprisings"] > 0, f"{player} has no Uprising to use this turn")
         require(defender == _opponent(state, player), "'defender': an uprising strikes the opponent's territory")

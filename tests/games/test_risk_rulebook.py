@@ -236,3 +236,47 @@ def test_new_ticks_always_replace_a_typed_bonus(typed, ticks):
     state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "regions": ["purple"], "region_bonus": typed})
     state = risk.act(state, {"type": "set_counts", "player": "Ann", "regions": ticks})
     assert risk.view(state)["reinforcements"]["regions"] == sum(risk.REGIONS[r]["bonus"] for r in ticks)
+
+
+# ---------------------------------------------------------------- Command Post set-up
+
+
+def test_command_post_neutral_holds_the_four_object_territories():
+    state = risk.new({"players": ["Ann", "Bob"], "variant": "command_post", "missions": MISSIONS})
+    assert {t: state["owners"][t] for t in risk.OBJECTS} == {
+        "Switzerland": "neutral", "Denmark": "neutral", "Norway": "neutral", "Western Ukraine": "neutral",
+    }
+    # So nobody starts with the safe, the naval base or a satellite centre.
+    for mission in ("swiss_safe", "danish_naval_base"):
+        assert risk.mission_status(state, "Ann", mission) is False
+    # Basic Training sets its board out from the leaflet's maps, which the tracker does not hold.
+    assert risk.new({"players": ["Ann", "Bob"]})["owners"] == {}
+
+
+@pytest.mark.parametrize("where", ["Switzerland", "denmark", "the Western Ukraine", "Norway"])
+def test_command_post_capital_cannot_stand_on_an_object(where):
+    with pytest.raises(RuleError, match="'capitals'.*neutral"):
+        risk.new({"players": ["Ann", "Bob"], "variant": "command_post", "missions": MISSIONS, "capitals": {"Ann": where}})
+    # In Basic Training the leaflet's maps place the capitals.
+    assert risk.new({"players": ["Ann", "Bob"], "capitals": {"Ann": where}})["capital_sites"]["Ann"] is not None
+
+
+def test_an_attack_on_an_object_is_against_the_neutral():
+    state = command_post()
+    message = refused(state, {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 2, "to": "Denmark"})
+    assert "held by neutral" in message
+    # Naming no defender, the tracker names the holder itself; the neutral rolls two dice.
+    state = risk.act(state, {"type": "attack", "attackers": 3, "defenders": 2, "to": "Switzerland"})
+    assert risk.view(state)["attack"]["defender"] == "neutral"
+    refused(state, {"type": "battle", "attacker_dice": [6, 5, 4], "defender_dice": [3]}, "neutral army defends with 2")
+    state = risk.act(state, {"type": "battle", "attacker_dice": [6, 5, 4], "defender_dice": [3, 2]})
+    assert state["owners"]["Switzerland"] == "Ann"
+    assert risk.mission_status(state, "Ann", "swiss_safe") is True
+    assert not state["turn"]["conquered_enemy"]  # a neutral conquest earns no card
+
+
+def test_an_attack_without_a_defender_needs_one_where_the_holder_is_unknown():
+    refused(command_post(), {"type": "attack", "attackers": 3, "defenders": 2, "to": "Italy"}, "'defender'")
+    refused(command_post(), {"type": "attack", "attackers": 3, "defenders": 2}, "'defender'")
+    state = risk.act(command_post(), {"type": "set_owner", "territory": "Italy", "owner": "Ann"})
+    refused(state, {"type": "attack", "attackers": 3, "defenders": 2, "to": "Italy"}, "'to'", "Ann's own")

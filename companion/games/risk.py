@@ -763,7 +763,7 @@ def _buy(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(side["lost"] >= cost, f"{label} costs {cost} lost troops; {player} has {side['lost']} in the table")
     turn = state["turn"]
     if item == "special_forces":
-        require(not turn["special_forces"], "Special Forces are already active this turn")
+        # The same ability may be bought more than once; a second one this turn adds nothing.
         turn["special_forces"] = True
     elif item == "recon":
         turn["recon"] += 1
@@ -1024,7 +1024,6 @@ def _maneuver(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["attack"] is None, "finish the attack under way before moving troops")
     turn = state["turn"]
     require(not turn["maneuver_done"], "only one troop movement is allowed at the end of a turn")
-    require(not turn["card_drawn"], "the troop movement comes before the card")
     _advance(state, "end")
     turn["maneuver_done"] = True
 

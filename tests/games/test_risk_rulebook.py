@@ -280,3 +280,31 @@ def test_an_attack_without_a_defender_needs_one_where_the_holder_is_unknown():
     refused(command_post(), {"type": "attack", "attackers": 3, "defenders": 2}, "'defender'")
     state = risk.act(command_post(), {"type": "set_owner", "territory": "Italy", "owner": "Ann"})
     refused(state, {"type": "attack", "attackers": 3, "defenders": 2, "to": "Italy"}, "'to'", "Ann's own")
+
+
+# ---------------------------------------------------------------- what the rulebook allows
+
+
+def test_special_forces_may_be_bought_twice_in_a_turn():
+    # The same ability may be bought more than once: 16 lost troops buy two Special Forces.
+    state = play(command_post(), {"type": "buy", "item": "special_forces"}, {"type": "buy", "item": "special_forces"})
+    assert state["sides"]["Ann"]["lost"] == 20 - 16
+    assert state["turn"]["bought"] == ["special_forces", "special_forces"]
+    assert risk.view(state)["turn"]["special_forces"]
+    # Still three dice at most into rough terrain.
+    state = risk.act(state, {"type": "attack", "defender": "Bob", "attackers": 5, "defenders": 2, "rough": True})
+    assert risk.view(state)["attack"]["attacker_dice"] == 3
+
+
+def test_troops_may_move_after_the_card_is_drawn():
+    # Move troops and draw the card at the end of the turn, in either order; still only one movement.
+    state = play(
+        command_post(),
+        {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 1},
+        {"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]},
+        {"type": "draw_card", "stars": 2},
+        {"type": "maneuver"},
+    )
+    assert state["turn"]["maneuver_done"] and state["turn"]["card_drawn"]
+    refused(state, {"type": "maneuver"}, "only one troop movement")
+    assert risk.act(state, {"type": "end_turn"})["turn"]["player"] == "Bob"

@@ -1280,6 +1280,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "deck": state["deck"],
         "discard": state["discard"],
         "territory_names": list(TERRITORIES),
+        "owners": {t: state["owners"][t] for t in TERRITORIES if t in state["owners"]},
         "regions": {name: {"bonus": r.get("bonus"), "territories": list(r["territories"])} for name, r in REGIONS.items()},
         "winner": state["winner"],
         "over": state["winner"] is not None,

@@ -308,3 +308,28 @@ def test_troops_may_move_after_the_card_is_drawn():
     assert state["turn"]["maneuver_done"] and state["turn"]["card_drawn"]
     refused(state, {"type": "maneuver"}, "only one troop movement")
     assert risk.act(state, {"type": "end_turn"})["turn"]["player"] == "Bob"
+
+
+# ---------------------------------------------------------------- owners and airfields from the page
+
+
+def test_an_airfield_bought_without_a_territory_can_be_removed():
+    # No conquest can destroy it (the tracker does not know where it stands), so the table takes it off.
+    state = with_airfield()
+    assert risk.view(state)["players"][0]["airfield"] == {"territory": None}
+    state = risk.act(state, {"type": "remove_airfield", "player": "Ann"})
+    assert risk.view(state)["players"][0]["airfield"] is None
+    refused(state, {"type": "remove_airfield", "player": "Ann"}, "Ann has no airfield")
+    refused(state, {"type": "remove_airfield", "player": "Zed"}, "'player'", "Zed")
+    # Each player may have one airfield at a time: with it gone, another may be built.
+    assert risk.act(state, {"type": "buy", "item": "airfield", "territory": "Italy"})["sides"]["Ann"]["airfield"] == {"territory": "Italy"}
+
+
+def test_owners_set_at_the_table_show_in_the_view():
+    state = risk.act(command_post(), {"type": "set_owner", "territory": "the netherlands", "owner": "Bob"})
+    assert risk.view(state)["owners"]["Netherlands"] == "Bob"
+    state = risk.act(state, {"type": "set_owner", "territory": "Netherlands", "owner": None})
+    assert "Netherlands" not in risk.view(state)["owners"]
+    refused(state, {"type": "set_owner", "territory": "Itly", "owner": "Bob"}, "'territory'", "Italy")
+    refused(state, {"type": "set_owner", "territory": "Italy", "owner": "Zed"}, "'owner'", "Zed")
+    refused(state, {"type": "set_owner", "territory": "Italy", "owner": 3}, "'owner'")

@@ -13,6 +13,8 @@ from typing import Any, Callable
 from companion.games.base import RuleError
 
 NEXT_NAMES = ("next", "step", "select")
+# Fair dice show a 1 this many times running about once in 10^77 throws: more means a broken die source.
+RECON_THROWS = 100
 
 
 def choices(game: str, view: dict) -> list[dict]:
@@ -100,7 +102,16 @@ class ButtonController:
         attack = self.host.snapshot()["view"].get("attack")
         if not attack:
             raise RuleError("declare an attack on the page first; then the roll button fights each round")
-        self.host.act({"type": "battle", "attacker_dice": self.dice(attack["attacker_dice"]),
+        attacker_dice = self.dice(attack["attacker_dice"])
+        # Recon: each protected die is thrown again until it beats 1 (the page's roll does the same).
+        for i in range(min(attack.get("recon", 0), len(attacker_dice))):
+            throws = 0
+            while attacker_dice[i] == 1:
+                throws += 1
+                if throws > RECON_THROWS:
+                    raise RuleError("a Recon die kept showing 1; roll on the page instead")
+                attacker_dice[i] = self.dice(1)[0]
+        self.host.act({"type": "battle", "attacker_dice": attacker_dice,
                        "defender_dice": self.dice(attack["defender_dice"])}, source="button")
 
     def hold(self, name: str) -> None:

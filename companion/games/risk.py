@@ -80,6 +80,37 @@ SETUPS: dict[int, dict[str, Any]] = {int(k): v for k, v in MAP["setups"].items()
 
 ADJACENT = symmetric_links(TERRITORIES, MAP.get("adjacent", {}), lambda name: _BY_KEY[_key(name)])
 BORDERS_COMPLETE: frozenset[str] = frozenset(_BY_KEY[_key(t)] for t in MAP.get("borders_complete", []))
+# Which battles an airfield reaches: those on the attacked territory (the default), or also
+# those launched from a territory on or next to it.
+AIRFIELD_REACHES = ("attacked", "either")
+
+
+def borders(a: str, b: str) -> bool | None:
+    """Whether two territories share a border; None when the map data cannot tell."""
+    if b in ADJACENT[a]:
+        return True
+    if a in BORDERS_COMPLETE or b in BORDERS_COMPLETE:
+        return False
+    return None
+
+
+def airfield_reaches(strip: str | None, source: str | None, target: str | None, reach: str = "attacked") -> bool | None:
+    """Whether an airfield on `strip` adds its +1 to a battle from `source` into `target`.
+
+    None when the tracker cannot tell (the airfield or the territories are not named, or the
+    map data lacks the border in question).
+    """
+    if strip is None:
+        return None
+    # The attack rule makes the target border the source, so an airfield on either end
+    # always reaches the battle, whatever borders the map data knows.
+    if strip in (source, target):
+        return True
+    sites = [target] + ([source] if reach == "either" else [])
+    answers = [None if site is None else borders(strip, site) for site in sites]
+    if True in answers:
+        return True
+    return None if None in answers else False
 
 
 # ---------------------------------------------------------------- pure rules
@@ -313,11 +344,44 @@ def _new_turn(number: int, player: str) -> dict[str, Any]:
 def _region_bonus(side: Mapping[str, Any]) -> int | None:
     if side["region_bonus"] is not None:
         return side["region_bonus"]
+    if side.get("region_bonus_due"):
+        return None
     regions = side["regions"] or []
     bonuses = [REGIONS[r].get("bonus") for r in regions]
     if any(b is None for b in bonuses):
         return None
     return sum(bonuses)
+
+
+def _region_members(region: str) -> list[str]:
+    return [_BY_KEY[_key(t)] for t in REGIONS[region]["territories"]]
+
+
+def _lose_regions(state: dict[str, Any], loser: str, taken: str) -> None:
+    """Stop paying the bonus of any region `loser` held that includes the conquered `taken`."""
+    side = state["sides"][loser]
+    for region in REGIONS:
+        members = _region_members(region)
+        if taken not in members:
+            continue
+        ticked = side["regions"] is not None and region in side["regions"]
+        # Without ticks, the owners entered at the table can still show the whole region held.
+        by_owners = side["regions"] is None and all(state["owners"].get(t) == loser for t in members)
+        if not (ticked or by_owners):
+            continue
+        if ticked:
+            side["regions"].remove(region)
+        if side["region_bonus"] is None:
+            continue
+        printed = REGIONS[region].get("bonus")
+        if printed is not None:
+            side["region_bonus"] = max(0, side["region_bonus"] - printed)
+        else:
+            # The typed number counted a bonus the map data does not know, so the rest of it
+            # cannot be worked out: the ticks take over, or the table types it again.
+            side["region_bonus"] = None
+            if side["regions"] is None:
+                side["region_bonus_due"] = True
 
 
 def _breakdown(state: Mapping[str, Any], player: str) -> dict[str, Any] | None:
@@ -447,7 +511,8 @@ def _check_elimination(state: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- new
 
 
-OPTION_KEYS = ("players", "colours", "variant", "setup", "missions", "cities", "capitals", "first", "lost_table_size")
+OPTION_KEYS = ("players", "colours", "variant", "setup", "missions", "cities", "capitals", "first", "lost_table_size",
+               "airfield_reach")
 
 
 def _option_players(options: Mapping[str, Any]) -> list[str]:
@@ -513,11 +578,18 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
     for player, where in given.items():
         require(player in players, f"'capitals': {player!r} is not a player")
         capital_sites[player] = territory(where, "capitals")
+        require(
+            variant != "command_post" or capital_sites[player] not in OBJECTS,
+            f"'capitals': {capital_sites[player]} holds the {OBJECTS.get(capital_sites[player])} and starts with the neutral army in Command Post,"
+            " so no capital goes there",
+        )
     placed = [t for t in capital_sites.values() if t is not None]
     require(len(set(placed)) == len(placed), "'capitals': two capitals cannot share a territory")
 
     first = options.get("first", players[0])
     require(first in players, f"'first' must be one of the players, not {first!r}")
+    reach = options.get("airfield_reach", "attacked")
+    require(reach in AIRFIELD_REACHES, f"'airfield_reach' must be one of {', '.join(AIRFIELD_REACHES)}, not {reach!r}")
 
     sides: dict[str, Any] = {}
     for player in players:
@@ -540,6 +612,8 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "lost": 0,
     }
     owners: dict[str, str] = {}
+    if variant == "command_post":
+        owners.update({t: NEUTRAL for t in OBJECTS})
     for player, where in capital_sites.items():
         if where is not None:
             owners[where] = player
@@ -555,6 +629,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "capital_sites": capital_sites,
         "board_missions": missions,
         "lost_table_size": lost_table_size,
+        "airfield_reach": reach,
         "deck": CARD_COUNT,
         "discard": 0,
         "reshuffles": 0,
@@ -570,6 +645,12 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- actions
+
+
+def _ticks_differ(old: list[str] | None, new: list[str] | None) -> bool:
+    if old is None or new is None:
+        return old is not new
+    return sorted(old) != sorted(new)
 
 
 def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
@@ -601,6 +682,11 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             updates["regions"] = regions
         if "region_bonus" in action:
             updates["region_bonus"] = _maybe_count(action, "region_bonus", MAX_REGION_BONUS)
+        elif "regions" in updates and _ticks_differ(side["regions"], updates["regions"]):
+            # A typed bonus stood for the regions held when it was typed; new ticks count again.
+            updates["region_bonus"] = None
+        if "regions" in updates or "region_bonus" in updates:
+            updates["region_bonus_due"] = False
         if "capitals" in action:
             capitals = field(action, "capitals", list)
             for owner in capitals:
@@ -677,7 +763,7 @@ def _buy(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(side["lost"] >= cost, f"{label} costs {cost} lost troops; {player} has {side['lost']} in the table")
     turn = state["turn"]
     if item == "special_forces":
-        require(not turn["special_forces"], "Special Forces are already active this turn")
+        # The same ability may be bought more than once; a second one this turn adds nothing.
         turn["special_forces"] = True
     elif item == "recon":
         turn["recon"] += 1
@@ -723,6 +809,8 @@ def _reinforce(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = state["turn"]["player"]
     side = state["sides"][player]
     require(side["territories"] is not None, f"enter {player}'s territories (set_counts) to work out the troops")
+    if side.get("region_bonus_due"):
+        raise RuleError(f"{player} lost a region the typed region bonus counted: enter region_bonus again (or tick the regions held)")
     require(_region_bonus(side) is not None, f"a region {player} holds has no bonus in the map data: enter region_bonus")
     require(_breakdown(state, player) is not None, f"{player}'s counts do not fit together (capitals or cities exceed territories): correct them")
     _advance(state, "attack")
@@ -733,7 +821,14 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     turn = state["turn"]
     player = turn["player"]
     uprising = field(action, "uprising", bool, default=False)
-    defender = _side(state, action, "defender")
+    held_by = None if action.get("to") is None else _known_owner(state, territory(action["to"], "to"))
+    if "defender" in action or held_by is None:
+        defender = _side(state, action, "defender")
+    else:
+        # The tracker already knows who holds the target (in Command Post the neutral starts
+        # on every object), so the table need not say.
+        require(uprising or held_by != player, f"'to': {territory(action['to'], 'to')} is {player}'s own territory")
+        defender = held_by
     if uprising:
         require(turn["uprisings"] > 0, f"{player} has no Uprising to use this turn")
         require(defender == _opponent(state, player), "'defender': an uprising strikes the opponent's territory")
@@ -775,6 +870,8 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         require(given_capital in state["players"], f"'capital': {given_capital!r} is not a player's capital")
         capital = given_capital
 
+    unsure: list[dict[str, Any]] = []
+
     def airfield(side_name: str, key: str) -> bool:
         flag = _flag(action, key)
         if side_name == NEUTRAL:
@@ -784,9 +881,13 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         if flag is not None:
             require(not flag or strip is not None, f"'{key}': {side_name} has no airfield")
             return flag
-        if strip is None or strip["territory"] is None or target is None:
+        if strip is None:
             return False
-        return strip["territory"] == target or strip["territory"] in ADJACENT[target]
+        reaches = airfield_reaches(strip["territory"], source, target, state.get("airfield_reach", "attacked"))
+        if reaches is None:
+            # Left without the bonus, but the page says so: the table knows where it stands.
+            unsure.append({"player": side_name, "territory": strip["territory"], "flag": key})
+        return bool(reaches)
 
     state["attack"] = {
         "attacker": attacker,
@@ -802,6 +903,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         "recon": turn["recon"] if is_object and not uprising else 0,
         "attacker_airfield": airfield(attacker, "attacker_airfield"),
         "defender_airfield": airfield(defender, "defender_airfield"),
+        "airfield_unsure": unsure,
         "city": bool(city),
         "capital": capital,
         "uprising": uprising,
@@ -873,6 +975,8 @@ def _conquer(state: dict[str, Any], attack: Mapping[str, Any]) -> None:
         if attack["attacker"] != NEUTRAL:
             winner["capitals"].append(capital)
     if attack["to"] is not None:
+        if attack["defender"] != NEUTRAL:
+            _lose_regions(state, attack["defender"], attack["to"])
         state["owners"][attack["to"]] = attack["attacker"]
         if attack["defender"] != NEUTRAL:
             strip = loser["airfield"]
@@ -920,7 +1024,6 @@ def _maneuver(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["attack"] is None, "finish the attack under way before moving troops")
     turn = state["turn"]
     require(not turn["maneuver_done"], "only one troop movement is allowed at the end of a turn")
-    require(not turn["card_drawn"], "the troop movement comes before the card")
     _advance(state, "end")
     turn["maneuver_done"] = True
 
@@ -1021,6 +1124,7 @@ def _attack_view(state: Mapping[str, Any], attack: Mapping[str, Any]) -> dict[st
             "object", "recon", "attacker_airfield", "defender_airfield", "city", "capital", "uprising",
         )
     }
+    view["airfield_unsure"] = [dict(u) for u in attack.get("airfield_unsure", [])]
     view["start"] = list(attack["start"])
     view["rolls"] = [dict(r) for r in attack["rolls"]]
     view["attacker_dice"] = attack_dice
@@ -1058,6 +1162,8 @@ def _player_view(state: Mapping[str, Any], player: str) -> dict[str, Any]:
         "troops": side["troops"],
         "regions": list(side["regions"]) if side["regions"] is not None else None,
         "region_bonus": _region_bonus(side),
+        "region_bonus_typed": side["region_bonus"],
+        "region_bonus_due": bool(side.get("region_bonus_due")),
         "capitals": list(side["capitals"]),
         "holds_own_capital": player in side["capitals"],
         "cards": list(side["cards"]),
@@ -1124,6 +1230,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "title": ENGINE.title,
         "variant": state["variant"],
         "setup": state["setup"],
+        "airfield_reach": state.get("airfield_reach", "attacked"),
         "players": [_player_view(state, p) for p in state["players"]],
         "neutral": {
             "territories": neutral["territories"],
@@ -1173,6 +1280,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "deck": state["deck"],
         "discard": state["discard"],
         "territory_names": list(TERRITORIES),
+        "owners": {t: state["owners"][t] for t in TERRITORIES if t in state["owners"]},
         "regions": {name: {"bonus": r.get("bonus"), "territories": list(r["territories"])} for name, r in REGIONS.items()},
         "winner": state["winner"],
         "over": state["winner"] is not None,

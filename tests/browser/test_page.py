@@ -218,6 +218,41 @@ def test_every_game_has_its_view(page, table, game, options, marker):
     shot(page, game.replace("_", "-"))
 
 
+def test_risk_owners_are_entered_and_an_airfield_without_a_territory_is_removed(browser, table):
+    """Command Post: an airfield bought without naming its territory, taken off from the page; owners set there."""
+    missions = ["six_cities", "two_regions", "swiss_safe", "danish_naval_base", "sea_line", "rough_terrain",
+                "green_region", "eliminate_neutral"]
+    table.new_game("risk", {"players": ["Ann", "Bob"], "variant": "command_post", "missions": missions})
+    table.act({"type": "set_counts", "player": "Ann", "lost": 10})
+    table.act({"type": "buy", "item": "airfield"})
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    assert context.request.post(table.url + "/api/login", data={"pin": PIN}).ok
+    page = context.new_page()
+    try:
+        open_page(page, table)
+        page.wait_for_selector(".rk-counts", timeout=5000)
+        assert page.locator("#game .error").count() == 0   # the Command Post view draws
+        page.locator(".rk-counts summary").click()
+        # the neutral's four object territories are known from the set-up
+        assert "Denmark \u2014 neutral" in page.locator(".rk-owners-known").inner_text()
+        page.click("text=Remove Ann's airfield (no territory given)")
+        page.wait_for_selector(".rk-remove-airfield", state="detached", timeout=3000)
+        page.fill("[name=owner_territory]", "italy")
+        page.select_option("[name=owner]", "Bob")
+        page.click("text=Save owner")
+        page.wait_for_function("document.querySelector('.rk-owners-known').textContent.includes('Italy')", timeout=3000)
+        view = json.loads(urllib.request.urlopen(table.url + "/api/state").read())["view"]
+        assert view["players"][0]["airfield"] is None
+        assert view["owners"]["Italy"] == "Bob"
+        # a name off the map is refused with the nearest names, beside the button
+        page.fill("[name=owner_territory]", "Itly")
+        page.click("text=Save owner")
+        page.wait_for_function("document.body.textContent.includes('did you mean Italy')", timeout=3000)
+        shot(page, "risk-owners")
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("size", [{"width": 800, "height": 1280}, {"width": 390, "height": 844}])
 def test_portrait_tablet_and_phone(browser, table, size):
     table.new_game("balance_duels", {"players": 2})

@@ -637,7 +637,8 @@ def test_recon_forbids_ones_on_protected_dice():
         state,
         {"type": "set_counts", "player": "Ann", "lost": 2},
         {"type": "buy", "item": "recon"},
-        {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 2, "to": "Denmark"},
+        # Denmark's naval base starts with the neutral army in Command Post.
+        {"type": "attack", "defender": "neutral", "attackers": 3, "defenders": 2, "to": "Denmark"},
     )
     assert state["attack"]["recon"] == 1
     with pytest.raises(RuleError, match="Recon"):

@@ -55,6 +55,28 @@ def test_risk_roll_button_fights_the_declared_attack(comp):
     assert all(1 <= d <= 6 for d in battle["attacker_dice"] + battle["defender_dice"])
 
 
+def test_risk_roll_button_rerolls_recon_dice_showing_one(comp):
+    # Recon bought twice and an attack on Denmark's naval base: two of the attacker's dice
+    # cannot show 1, so the button throws them again instead of having the press refused.
+    missions = ["six_cities", "two_regions", "swiss_safe", "danish_naval_base", "sea_line",
+                "rough_terrain", "green_region", "eliminate_neutral"]
+    comp.host.new_game("risk", {"players": ["Ann", "Bob"], "variant": "command_post", "missions": missions})
+    for action in ({"type": "set_counts", "player": "Ann", "territories": 12, "lost": 4},
+                   {"type": "buy", "item": "recon"}, {"type": "buy", "item": "recon"},
+                   {"type": "attack", "attackers": 3, "defenders": 2, "to": "Denmark"}):
+        comp.host.act(action)
+    throws = iter([[1, 1, 1], [1], [1], [3], [4], [2, 6]])
+    comp.controller.dice = lambda n: next(throws)
+    assert comp.press("roll") is None
+    battle = comp.host.store.game_events(comp.host.game_id)[-1].body["action"]
+    assert battle["attacker_dice"] == [3, 4, 1]   # the third die is not protected: its 1 stands
+    assert battle["defender_dice"] == [2, 6]
+    # A die source stuck on 1 is refused with the reason rather than spinning for ever.
+    comp.controller.dice = lambda n: [1] * n
+    seq = comp.host.seq
+    assert "kept showing 1" in comp.press("roll") and comp.host.seq == seq
+
+
 def test_configured_button_actions_per_game(tmp_path):
     cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False},
                                      "button_actions": {"global_powers": {"vote": {"type": "end_turn"}}}}),

@@ -6,6 +6,7 @@
 
   var SVG = "http://www.w3.org/2000/svg";
   var lastError = null;
+  var countsOpen = false;
 
   function h(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -126,8 +127,9 @@
     var n = view.neutral;
     cards.push(h("section", { "class": "rk-player rk-neutral" }, [
       h("h3", {}, "Neutral army"),
-      h("dl", {}, [h("dt", {}, "Territories"), h("dd", {}, show(n.territories)), h("dt", {}, "Troops"), h("dd", {}, show(n.troops)),
-        view.variant === "command_post" ? [h("dt", {}, "Lost-troop table"), h("dd", {}, n.lost + " / " + n.table.length)] : null])
+      // one flat list: append() takes one level of nesting, and a nested pair stopped Command Post drawing
+      h("dl", {}, [h("dt", {}, "Territories"), h("dd", {}, show(n.territories)), h("dt", {}, "Troops"), h("dd", {}, show(n.troops))].concat(
+        view.variant === "command_post" ? [h("dt", {}, "Lost-troop table"), h("dd", {}, n.lost + " / " + n.table.length)] : []))
     ]));
     return h("div", { "class": "rk-scoreboard" }, cards);
   }
@@ -255,6 +257,11 @@
     if (a.defender_airfield) tags.push("defender airfield +1");
     if (a.recon) tags.push("recon: " + a.recon + " die(s) never 1");
     if (tags.length) box.appendChild(h("p", { "class": "rk-tags" }, tags.join(" \u00B7 ")));
+    (a.airfield_unsure || []).forEach(function (u) {
+      box.appendChild(h("p", { "class": "rk-unsure" }, "Can't tell whether " + u.player + "'s airfield" +
+        (u.territory ? " in " + u.territory : " (placed without a territory)") + " reaches this battle, so it adds nothing. If it does, " +
+        "call off and declare again with \u201C" + (u.flag === "attacker_airfield" ? "my" : "their") + " airfield nearby\u201D ticked."));
+    });
     box.appendChild(h("p", { "class": "rk-big" }, [h("span", {}, a.uprising ? "Uprising takes it: " : "Chance to conquer: "), h("strong", {}, pct(a.conquest))]));
     if (a.expected_attacker_losses !== undefined) {
       box.appendChild(h("p", {}, "Expected attacker losses if fought to the end: " + a.expected_attacker_losses.toFixed(2)));
@@ -368,7 +375,9 @@
   function countsEditor(view, send) {
     var sides = view.players.map(function (p) { return { name: p.name, data: p }; });
     sides.push({ name: "neutral", data: view.neutral });
-    var box = h("details", { "class": "rk-panel rk-counts" }, h("summary", {}, "Enter or correct counts"));
+    var box = h("details", { "class": "rk-panel rk-counts", open: countsOpen }, h("summary", {}, "Enter or correct counts, owners and airfields"));
+    // Each saved entry redraws the page: the box stays open for the next one.
+    box.addEventListener("toggle", function () { countsOpen = box.open; });
     sides.forEach(function (side) {
       var form = h("form", { "class": "rk-row", "data-side": side.name, onsubmit: function (ev) { ev.preventDefault(); } });
       var d = side.data;
@@ -377,7 +386,9 @@
       form.appendChild(labelled("Cities", numberInput("cities", d.cities, 0, 9)));
       form.appendChild(labelled("Troops", numberInput("troops", d.troops, 0)));
       if (side.name !== "neutral") {
-        form.appendChild(labelled("Region bonus (override)", numberInput("region_bonus", null, 0)));
+        // Shows the typed number so a plain re-save keeps it; emptying the box clears it.
+        form.appendChild(labelled("Region bonus typed (empty: from the regions ticked)", numberInput("region_bonus", d.region_bonus_typed, 0)));
+        if (d.region_bonus_due) form.appendChild(h("p", { "class": "rk-due" }, "A region the typed bonus counted was lost: type the bonus again or tick the regions."));
         var regionBoxes = Object.keys(view.regions).map(function (r) {
           var on = d.regions && d.regions.indexOf(r) >= 0;
           return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
@@ -390,13 +401,19 @@
         form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Capitals held")].concat(capitalBoxes)));
       }
       if (view.variant === "command_post") form.appendChild(labelled("Lost-troop table", numberInput("lost", d.lost, 0)));
+      if (d.airfield) {
+        // The tracker can destroy only an airfield whose territory it knows; the table removes the rest.
+        form.appendChild(button("Remove " + side.name + "'s airfield" + (d.airfield.territory ? " in " + d.airfield.territory : " (no territory given)"),
+          function () { send({ type: "remove_airfield", player: side.name }); }, { "class": "rk-btn rk-remove-airfield" }));
+      }
       form.appendChild(button("Save " + (side.name === "neutral" ? "neutral" : side.name), function () {
         var action = { type: "set_counts", player: side.name };
         ["territories", "cities", "troops"].forEach(function (k) { action[k] = readNumber(form, k); });
         if (view.variant === "command_post") action.lost = readNumber(form, "lost") || 0;
         if (side.name !== "neutral") {
+          // Sent only when changed: new ticks with an untouched number let the ticks count again.
           var bonus = readNumber(form, "region_bonus");
-          if (bonus !== null) action.region_bonus = bonus;
+          if (bonus !== d.region_bonus_typed) action.region_bonus = bonus;
           action.regions = Object.keys(view.regions).filter(function (r) { return checked(form, "region_" + r); });
           action.capitals = view.players.map(function (p) { return p.name; }).filter(function (n) { return checked(form, "capital_" + n); });
         }
@@ -404,7 +421,28 @@
       }, { "class": "rk-btn rk-primary" }));
       box.appendChild(form);
     });
+    box.appendChild(ownersEditor(view, send));
     return box;
+  }
+
+  function ownersEditor(view, send) {
+    var form = h("form", { "class": "rk-row rk-owners", onsubmit: function (ev) { ev.preventDefault(); } });
+    form.appendChild(h("strong", { "class": "rk-side" }, "Territory owners"));
+    form.appendChild(h("datalist", { id: "rk-owner-territories" }, view.territory_names.map(function (t) { return h("option", { value: t }); })));
+    var where = h("input", { name: "owner_territory", list: "rk-owner-territories", "class": "rk-text" });
+    var who = h("select", { name: "owner", "class": "rk-select" }, view.players.map(function (p) {
+      return h("option", { value: p.name }, p.name);
+    }).concat([h("option", { value: "neutral" }, "Neutral army"), h("option", { value: "" }, "Not known")]));
+    form.appendChild(labelled("Territory", where));
+    form.appendChild(labelled("Held by", who));
+    form.appendChild(button("Save owner", function () {
+      send({ type: "set_owner", territory: where.value.trim(), owner: who.value || null });
+    }, { "class": "rk-btn rk-primary" }));
+    var known = Object.keys(view.owners || {});
+    form.appendChild(h("p", { "class": "rk-owners-known" }, known.length ?
+      "Known: " + known.map(function (t) { return t + " \u2014 " + view.owners[t]; }).join(", ") :
+      "No owners known yet: the tracker checks what it is told."));
+    return form;
   }
 
   function render(el, view, api) {

@@ -195,3 +195,106 @@ def test_a_party_is_corrected_on_the_page(browser, table):
         assert (bob["mauritius"], bob["hand"], bob["deck"], bob["base"]) == (2, 4, 12, 18)
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------- Balance of Power (1815)
+
+CAPITALS = {"france": "Paris", "prussia": "Berlin", "austria": "Vienna", "russia": "St Petersburg", "ottoman": "Constantinople"}
+
+
+def bop_board(table, play=True, **options):
+    """A board-tracked game of Brian (Great Britain) and Fran (France), set up when `play`."""
+    state = table.new_game("balance_of_power", {
+        "players": [{"name": "Brian", "empire": "great_britain"}, {"name": "Fran", "empire": "france"}],
+        "tracking": "board", "capitals": CAPITALS, **options})
+    if play:
+        for pawn, where in (("general", "Cornwall"), ("king", "Midlands"), ("banker", "Midlands"),
+                            ("general", "Normandy"), ("king", "Normandy"), ("banker", "Normandy")):
+            state = table.act({"type": "place", "pawn": pawn, "territory": where})
+        assert state["view"]["phase"] == "play"
+    return state
+
+
+def test_a_neutral_empire_is_declared_achieved_on_the_page(browser, table):
+    bop_board(table, tougher_neutral=True)
+    context, page = unlocked(browser, table, PHONE)
+    try:
+        panel = page.locator("section.bp-panel", has=page.locator("h2", has_text="Neutral empires"))
+        panel.wait_for(timeout=3000)
+        assert page.locator("select[name=neutral_player]").input_value() == "Brian"     # whose turn it is
+        assert "Kingdom of Prussia" in panel.inner_text() and "Kingdom of France" not in panel.inner_text()
+        tidy(page, PHONE["width"])
+        seq = current(table)["seq"]
+        panel.locator("li", has_text="Kingdom of Prussia").get_by_role("button", name="Brian holds all of it alone").click()
+        state = wait_seq(page, table, seq)
+        brian = state["view"]["players"][0]
+        assert brian["declared"] == ["prussia"]
+        assert next(n for n in brian["neutral"] if n["empire"] == "prussia")["achieved"]
+        page.wait_for_selector("li:has-text('Kingdom of Prussia') >> text=achieved: a full Berlin", timeout=3000)
+        # the other player's, and taking it back
+        page.select_option("select[name=neutral_player]", "Fran")
+        assert panel.get_by_role("button", name="Fran holds all of it alone").count() == 4
+        page.select_option("select[name=neutral_player]", "Brian")
+        panel.locator("li", has_text="Kingdom of Prussia").get_by_role("button", name="Not held after all").click()
+        state = wait_seq(page, table, seq + 1)
+        assert state["view"]["players"][0]["declared"] == []
+    finally:
+        context.close()
+
+
+def test_no_neutral_empires_to_declare_without_the_variant(browser, table):
+    bop_board(table)
+    context, page = unlocked(browser, table, TABLET)
+    try:
+        page.wait_for_selector(".bp-root", timeout=3000)
+        assert page.get_by_role("heading", name="Neutral empires").count() == 0
+    finally:
+        context.close()
+
+
+def test_a_territory_the_map_lacks_is_added_on_the_page(browser, table):
+    bop_board(table, play=False)
+    context, page = unlocked(browser, table, PHONE)
+    try:
+        page.click("text=Add a territory, or how empires are judged")
+        page.fill("input[name=new_territory]", " the  normandy")
+        seq = current(table)["seq"]
+        page.get_by_role("button", name="Add it").click()
+        page.wait_for_selector(".tap-error", timeout=3000)
+        assert "Normandy is already on the map" in page.locator(".tap-error").inner_text()
+        assert current(table)["seq"] == seq
+        page.fill("input[name=new_territory]", "Brittany")
+        page.select_option("select[name=new_territory_empire]", "france")
+        tidy(page, PHONE["width"])
+        page.get_by_role("button", name="Add it").click()
+        state = wait_seq(page, table, seq)
+        assert state["view"]["added_territories"] == {"Brittany": "france"}
+        assert "Brittany" in state["view"]["known_territories"]
+        # the panel stays open on the new state, and says what was added
+        page.wait_for_selector("text=Added at this table: Brittany (Kingdom of France)", timeout=3000)
+        # and the set-up can now place a pawn there
+        page.fill("input[name=territory]", "Brittany")
+        page.get_by_role("button", name="Place \u00A4 Banker").click()
+        state = wait_seq(page, table, seq + 1)
+        assert any(t["territory"] == "Brittany" for t in state["view"]["board"])
+    finally:
+        context.close()
+
+
+def test_the_reading_of_achieving_empire_is_chosen_on_the_page(browser, table):
+    bop_board(table)
+    table.act({"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    context, page = unlocked(browser, table, TABLET)
+    try:
+        page.wait_for_selector("text=Empire achieved: a fourth action", timeout=3000)
+        page.click("text=Add a territory, or how empires are judged")
+        seq = current(table)["seq"]
+        page.get_by_role("button", name="Read it as: one of the player's own pawns in every territory of it").click()
+        state = wait_seq(page, table, seq)
+        assert state["view"]["empire_rule"] == "held"
+        # London and Cornwall are held, but Malta is empty: no fourth action, and the page says where
+        page.wait_for_selector("text=Empire not achieved: no pawn of Brian's in Malta", timeout=3000)
+        assert page.get_by_role("button", name="We hold the whole empire").count() == 0
+        tidy(page, TABLET["width"])
+    finally:
+        context.close()

@@ -9,6 +9,8 @@
   var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
   var lastError = null;
   var chosen = { pawn: "general", kind: "move" };
+  var neutralFor = null;   // whose neutral empires are shown
+  var mapOpen = false;     // the "Add a territory" panel stays open across redraws
 
   function h(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -100,10 +102,14 @@
     return h("section", { "class": "bp-panel" }, [
       h("h2", {}, view.turn.player + "'s actions"),
       h("ul", { "class": "bp-pills" }, pills),
-      h("p", {}, me.empire_achieved ? "Empire achieved: a fourth action of any class." : "Hold every territory of the empire alone to earn a fourth action."),
-      !view.over ? button(me.empire_achieved ? "Empire not held after all" : "We hold the whole empire", function () {
-        send({ type: "declare_empire", player: me.name, empire: me.empire, achieved: !me.empire_achieved });
-      }) : null,
+      h("p", {}, me.empire_achieved ? "Empire achieved: a fourth action of any class." :
+        me.empire_blocked.length ? "Empire not achieved: " + blockText(view, me.name, me.empire_blocked) + "." :
+        "Hold every territory of the empire alone to earn a fourth action."),
+      // judged at the start of the turn: once an action is spent the declaration cannot change this turn's bonus
+      !view.over && !view.turn.done.length && (me.empire_achieved || !me.empire_blocked.length) ?
+        button(me.empire_achieved ? "Empire not held after all" : "We hold the whole empire", function () {
+          send({ type: "declare_empire", player: me.name, empire: me.empire, achieved: !me.empire_achieved });
+        }) : null,
       h("ol", { "class": "bp-done" }, view.turn.done.map(function (d) {
         var text = LABEL[d.pawn] + " " + d.action + (d.from ? " " + d.from : "") + (d.to && d.to !== d.from ? " \u2192 " + d.to : "") +
           (d.territory ? " in " + d.territory : "") + (d.target_player ? ", eliminating " + d.target_player + "'s " + LABEL[d.target_pawn] : "") +
@@ -220,6 +226,104 @@
     ]);
   }
 
+  /* Where the board shows why an empire is not achieved: another player's pawn, or (the "held" reading) a territory empty. */
+  function blockText(view, player, blocked) {
+    var enemy = blocked.filter(function (b) { return b.why === "enemy"; }).map(function (b) { return b.territory; });
+    var empty = blocked.filter(function (b) { return b.why === "empty"; }).map(function (b) { return b.territory; });
+    var parts = [];
+    if (enemy.length) parts.push("another player's pawn stands in " + enemy.join(", "));
+    if (empty.length) parts.push("no pawn of " + player + "'s in " + empty.join(", "));
+    return parts.join("; ");
+  }
+
+  /* Tougher Neutral Empires: a neutral capital's 3 extra points count only once its empire is achieved. The map data
+   * does not list every territory, so the table says when a player holds a neutral empire alone; the board can still
+   * say no (an enemy pawn in a territory it knows). */
+  function neutralPanel(view, send, rerender) {
+    var who = view.players.filter(function (p) { return p.name === neutralFor; })[0] ||
+      view.players.filter(function (p) { return view.turn && p.name === view.turn.player; })[0] || view.players[0];
+    if (!who.neutral.length) return null;
+    var pick = h("select", { name: "neutral_player", "class": "bp-select" }, view.players.map(function (p) {
+      return h("option", { value: p.name, selected: p.name === who.name }, p.name);
+    }));
+    pick.onchange = function () { neutralFor = pick.value; rerender(); };
+    var list = h("ul", { "class": "bp-neutral" }, who.neutral.map(function (n) {
+      var status, act = null;
+      if (n.achieved) status = "achieved: a full " + n.capital + " scores its 3 extra points";
+      else if (n.declared) status = "said to be held, but " + blockText(view, who.name, n.blocked);
+      else if (n.blocked.length) status = "not yet: " + blockText(view, who.name, n.blocked);
+      else status = "not achieved";
+      if (!n.judged_by_board) {
+        if (n.declared) act = button("Not held after all", function () {
+          send({ type: "declare_empire", player: who.name, empire: n.empire, achieved: false });
+        });
+        else if (!n.blocked.length) act = button(who.name + " holds all of it alone", function () {
+          send({ type: "declare_empire", player: who.name, empire: n.empire, achieved: true });
+        }, { "class": "bp-btn bp-primary" });
+      }
+      return h("li", {}, [h("strong", {}, n.title), " (capital " + n.capital + "): " + status + ". ", act]);
+    }));
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, "Neutral empires"),
+      h("p", {}, "Tougher neutral empires: a neutral capital with a King, General and Banker scores its 3 extra points only " +
+        "for a player who has achieved that empire."),
+      h("div", { "class": "bp-row" }, field("Player", pick)),
+      list
+    ]);
+  }
+
+  function knownKey(name) {
+    var words = name.trim().toLowerCase().split(/\s+/);
+    if (words[0] === "the") words.shift();
+    return words.join(" ");
+  }
+
+  /* Board tracking: a printed territory the map data lacks (added once), and how the table reads Achieving Empire. */
+  function mapPanel(view, send) {
+    var box = h("details", { "class": "bp-panel", open: mapOpen }, h("summary", {}, "Add a territory, or how empires are judged"));
+    box.addEventListener("toggle", function () { mapOpen = box.open; });
+    var name = h("input", { name: "new_territory", "class": "bp-text", autocomplete: "off", maxlength: 40 });
+    var empire = h("select", { name: "new_territory_empire", "class": "bp-select" }, [h("option", { value: "" }, "none (outside the six empires)")]
+      .concat(Object.keys(view.empires).map(function (e) { return h("option", { value: e }, view.empires[e].title); })));
+    box.appendChild(h("h3", {}, "Add a territory"));
+    box.appendChild(h("p", {}, "For a territory printed on the board that the list does not know yet. It is added once, so check the spelling."));
+    box.appendChild(h("div", { "class": "bp-row" }, [field("Territory", name), field("Part of", empire),
+      button("Add it", function (ev) {
+        var text = name.value.trim().split(/\s+/).join(" ");
+        if (!text) return warnAt(ev, "Type the territory's name as printed on the board.");
+        var same = view.known_territories.filter(function (t) { return knownKey(t) === knownKey(text); })[0];
+        if (same) return warnAt(ev, same + " is already on the map.");
+        return send({ type: "add_territory", territory: text, empire: empire.value || null });
+      }, { "class": "bp-btn bp-primary" })]));
+    var added = Object.keys(view.added_territories);
+    if (added.length) {
+      box.appendChild(h("p", {}, "Added at this table: " + added.map(function (t) {
+        var e = view.added_territories[t];
+        return t + (e ? " (" + view.empires[e].title + ")" : "");
+      }).join(", ") + "."));
+    }
+    var READING = { no_enemy: "no other player's pawn in any of its territories (an empty one is fine)",
+      held: "one of the player's own pawns in every territory of it" };
+    var other = view.empire_rules.filter(function (r) { return r !== view.empire_rule; })[0];
+    box.appendChild(h("h3", {}, "Achieving an empire"));
+    box.appendChild(h("p", {}, "Judged at the start of each turn. This table reads it as: " + (READING[view.empire_rule] || view.empire_rule) + "."));
+    if (other) {
+      box.appendChild(h("div", { "class": "bp-row" }, button("Read it as: " + (READING[other] || other), function () {
+        send({ type: "set_empire_rule", empire_rule: other });
+      })));
+    }
+    return box;
+  }
+
+  /* A message beside the button tapped, as the shell shows the daemon's refusals (it clears them on the next success). */
+  function warnAt(ev, text) {
+    var target = ev && ev.currentTarget ? ev.currentTarget : null;
+    document.querySelectorAll(".tap-error").forEach(function (n) { n.remove(); });
+    var note = h("p", { "class": "tap-error", role: "alert" }, "\u26A0 " + text);
+    var row = target && target.closest ? target.closest("div") || target : null;
+    if (row) row.after(note);
+  }
+
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
     function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
@@ -243,6 +347,10 @@
     if (view.phase === "play" && !view.over) {
       root.appendChild(h("div", { "class": "bp-row bp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "bp-btn bp-primary bp-end" })));
     }
+    if (view.phase === "play" && !view.over) {
+      var neutral = neutralPanel(view, send, rerender);
+      if (neutral) root.appendChild(neutral);
+    }
     root.appendChild(scoreboard(view));
     var refs = h("div", { "class": "bp-columns" });
     refs.appendChild(chart(view));
@@ -250,6 +358,7 @@
     if (board) refs.appendChild(board);
     root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
+    if (view.tracking === "board" && !view.over) root.appendChild(mapPanel(view, send));
     el.replaceChildren(root);
   }
 

@@ -7,7 +7,13 @@
   var SVG = "http://www.w3.org/2000/svg";
   var LABEL = { king: "King", general: "General", banker: "Banker" };
   var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
+  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
   var lastError = null;
+  var tapped = null;       // the button last tapped
+  var errorAt = null;      // the button the error came from
+  var redraw = function () {};
+  var seenView = null;
+  var typed = {};          // what is typed in the fields, kept on a redraw of the same state (after an error, say)
   var chosen = { pawn: "general", kind: "move" };
   var neutralFor = null;   // whose neutral empires are shown
   var mapOpen = false;     // the "Add a territory" panel stays open across redraws
@@ -36,10 +42,37 @@
     return node;
   }
 
+  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
   function button(label, onclick, extra) {
-    var attrs = { type: "button", "class": "bp-btn", onclick: onclick };
+    var node;
+    var attrs = { type: "button", "class": "bp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    return h("button", attrs, label);
+    node = h("button", attrs, label);
+    return node;
+  }
+  function sameButtons(root, label) {
+    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
+  }
+  function tapKey(node) {
+    var root = node.closest(".bp-root");
+    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
+  }
+  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
+  function placeError(root, header) {
+    if (!lastError) return;
+    var note = h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]);
+    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
+    if (!at) return header.after(note);
+    // after the row of controls the button sits in, else right after the button
+    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
+  }
+
+  function keep(input) {
+    if (typed[input.name] !== undefined) input.value = typed[input.name];
+    var save = function () { typed[input.name] = input.value; };
+    input.addEventListener("input", save);
+    input.addEventListener("change", save);
+    return input;
   }
 
   function field(label, control) { return h("label", { "class": "bp-field" }, [h("span", {}, label), control]); }
@@ -144,7 +177,7 @@
     })));
     var inputs = {};
     function text(name, label) {
-      inputs[name] = h("input", { name: name, list: "bp-territories", "class": "bp-text", autocomplete: "off" });
+      inputs[name] = keep(h("input", { name: name, list: "bp-territories", "class": "bp-text", autocomplete: "off" }));
       return field(label, inputs[name]);
     }
     var row = h("div", { "class": "bp-row" });
@@ -177,7 +210,7 @@
   function setupForm(view, send) {
     var player = view.setup_player;
     var row = h("div", { "class": "bp-row" });
-    var where = h("input", { name: "territory", list: "bp-territories", "class": "bp-text" });
+    var where = keep(h("input", { name: "territory", list: "bp-territories", "class": "bp-text" }));
     row.appendChild(field("Territory of " + player + "'s empire", where));
     ["king", "general", "banker"].forEach(function (c) {
       row.appendChild(button("Place " + pawnName(c), function () { send({ type: "place", pawn: c, territory: where.value.trim() }); }));
@@ -282,9 +315,10 @@
   function mapPanel(view, send) {
     var box = h("details", { "class": "bp-panel", open: mapOpen }, h("summary", {}, "Add a territory, or how empires are judged"));
     box.addEventListener("toggle", function () { mapOpen = box.open; });
-    var name = h("input", { name: "new_territory", "class": "bp-text", autocomplete: "off", maxlength: 40 });
+    var name = keep(h("input", { name: "new_territory", "class": "bp-text", autocomplete: "off", maxlength: 40 }));
     var empire = h("select", { name: "new_territory_empire", "class": "bp-select" }, [h("option", { value: "" }, "none (outside the six empires)")]
       .concat(Object.keys(view.empires).map(function (e) { return h("option", { value: e }, view.empires[e].title); })));
+    keep(empire);
     box.appendChild(h("h3", {}, "Add a territory"));
     box.appendChild(h("p", {}, "For a territory printed on the board that the list does not know yet. It is added once, so check the spelling."));
     box.appendChild(h("div", { "class": "bp-row" }, [field("Territory", name), field("Part of", empire),
@@ -315,26 +349,25 @@
     return box;
   }
 
-  /* A message beside the button tapped, as the shell shows the daemon's refusals (it clears them on the next success). */
+  /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
   function warnAt(ev, text) {
-    var target = ev && ev.currentTarget ? ev.currentTarget : null;
-    document.querySelectorAll(".tap-error").forEach(function (n) { n.remove(); });
-    var note = h("p", { "class": "tap-error", role: "alert" }, "\u26A0 " + text);
-    var row = target && target.closest ? target.closest("div") || target : null;
-    if (row) row.after(note);
+    lastError = text;
+    errorAt = tapped;
+    redraw();
   }
 
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    redraw = rerender;
+    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
     var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
     var root = h("div", { "class": "bp-root" });
-    root.appendChild(h("header", { "class": "bp-header" }, [
+    var header = h("header", { "class": "bp-header" }, [
       h("h1", {}, view.title),
       view.turn ? h("p", { "class": "bp-turn" }, "Turn " + view.turn.number + " \u00B7 " + view.turn.player) : null,
       h("p", { "class": "bp-message", role: "status" }, view.message)
-    ]));
-    if (lastError) root.appendChild(h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    ]);
+    root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\uD83C\uDFC6 " + view.winner + " wins" : "Draw"));
     // the turn's own controls first; the standings and references after them
     var cols = h("div", { "class": "bp-columns" });
@@ -359,11 +392,23 @@
     root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
     if (view.tracking === "board" && !view.over) root.appendChild(mapPanel(view, send));
+    placeError(root, header);
     el.replaceChildren(root);
+    // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
+    el.querySelectorAll("table").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) t.setAttribute("tabindex", "0"); else t.removeAttribute("tabindex");
+    });
   }
 
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.balance_of_power = function (el, view, api) {
+    if (view !== seenView) {
+      // a new state (from this tablet, another one or the buttons): an error belongs to the state it was tapped in
+      seenView = view;
+      lastError = null;
+      errorAt = null;
+      typed = {};
+    }
     render(el, view, api);
   };
 })();

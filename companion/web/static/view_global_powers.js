@@ -15,7 +15,11 @@
     ["arm", "1 economy \u2192 1 military"]
   ];
   var APPLICATIONS = ["sanction", "disarmament", "ban", "end_sanction"];
+  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
   var lastError = null;
+  var tapped = null;       // the button last tapped
+  var errorAt = null;      // the button the error came from
+  var redraw = function () {};
   var selectedCard = "expansion";
   var selectedApplication = "sanction";
   // what the table is filling in for the state on screen: dropped when a new state arrives
@@ -47,10 +51,29 @@
     return node;
   }
 
+  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
   function button(label, onclick, extra) {
-    var attrs = { type: "button", "class": "gp-btn", onclick: onclick };
+    var node;
+    var attrs = { type: "button", "class": "gp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    return h("button", attrs, label);
+    node = h("button", attrs, label);
+    return node;
+  }
+  function sameButtons(root, label) {
+    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
+  }
+  function tapKey(node) {
+    var root = node.closest(".gp-root");
+    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
+  }
+  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
+  function placeError(root, header) {
+    if (!lastError) return;
+    var note = h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]);
+    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
+    if (!at) return header.after(note);
+    // after the row of controls the button sits in, else right after the button
+    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
   }
 
   function field(label, control) { return h("label", { "class": "gp-field" }, [h("span", {}, label), control]); }
@@ -198,7 +221,10 @@
       w.parties.forEach(function (p) { if (left > 0 && share[p] < playerOf(view, p).base) { share[p] += 1; left -= 1; more = true; } });
     }
     var inputs = {};
-    w.parties.forEach(function (p) { inputs[p] = num("added_" + p, share[p], 0, Math.min(w.limit, playerOf(view, p).base)); });
+    w.parties.forEach(function (p) {
+      if (draft["added_" + p] === undefined) draft["added_" + p] = share[p];
+      inputs[p] = draftNum("added_" + p, Math.min(w.limit, playerOf(view, p).base));
+    });
     box.appendChild(h("div", { "class": "gp-row" }, w.parties.map(function (p) {
       return field(p + " places (home " + playerOf(view, p).base + ")", inputs[p]);
     }).concat([
@@ -217,13 +243,11 @@
     return box;
   }
 
-  /* A message beside the button tapped, as the shell shows the daemon's refusals (it clears them on the next success). */
+  /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
   function warn(ev, text) {
-    var target = ev && ev.currentTarget ? ev.currentTarget : null;
-    document.querySelectorAll(".tap-error").forEach(function (n) { n.remove(); });
-    var note = h("p", { "class": "tap-error gp-warn", role: "alert" }, "\u26A0 " + text);
-    var row = target && target.closest ? target.closest("div") || target : null;
-    if (row) row.after(note);
+    lastError = text;
+    errorAt = tapped;
+    redraw();
   }
 
   function regionActions(view, api, send, rerender) {
@@ -464,7 +488,12 @@
     var pick = select("party", names(view), who);
     pick.onchange = function () { correcting = pick.value; rerender(); };
     var inputs = {};
-    PARTY_FIELDS.forEach(function (f) { inputs[f[0]] = num("party_" + f[0], p[f[0]], 0, f[0] === "hand" ? 5 : f[0] === "un" || f[0] === "mauritius" || f[0] === "removed" ? 20 : 16); });
+    PARTY_FIELDS.forEach(function (f) {
+      var key = "party_" + f[0];
+      if (draft[key] === undefined || draft.party_of !== who) draft[key] = p[f[0]];
+      inputs[f[0]] = draftNum(key, f[0] === "hand" ? 5 : f[0] === "un" || f[0] === "mauritius" || f[0] === "removed" ? 20 : 16);
+    });
+    draft.party_of = who;
     box.appendChild(h("div", { "class": "gp-row" }, [field("Party", pick)].concat(PARTY_FIELDS.map(function (f) { return field(f[1], inputs[f[0]]); }))
       .concat([button("Save " + who, function (ev) {
         var action = { type: "set_party", party: who };
@@ -596,18 +625,19 @@
 
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    redraw = rerender;
+    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
     var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
     send.fail = fail;
     var root = h("div", { "class": "gp-root" });
-    root.appendChild(h("header", { "class": "gp-header" }, [
+    var header = h("header", { "class": "gp-header" }, [
       h("h1", {}, view.title),
       h("p", { "class": "gp-turn" }, (view.turn ? "Turn " + view.turn.number + " \u00B7 " + view.turn.player + " \u00B7 " : "") +
         "dominance at " + view.dominance + " regions \u00B7 " + view.vp_to_win + " VP to win \u00B7 evaluations " + view.evaluations +
         (view.peace ? " \u00B7 PEACE" : "")),
       h("p", { "class": "gp-message", role: "status" }, view.message)
-    ]));
-    if (lastError) root.appendChild(h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    ]);
+    root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
     if (view.phase === "setup") root.appendChild(setupPanel(view, send));
     if (view.phase === "evaluation" && view.evaluation) root.appendChild(evaluationPanel(view, send, rerender));
@@ -648,16 +678,24 @@
     root.appendChild(regionsGrid(view, send));
     if (!view.over) root.appendChild(regionEditor(view, send));
     if (!view.over) root.appendChild(partyEditor(view, send, rerender));
+    placeError(root, header);
     el.replaceChildren(root);
+    // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
+    el.querySelectorAll("table").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) t.setAttribute("tabindex", "0"); else t.removeAttribute("tabindex");
+    });
   }
 
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.global_powers = function (el, view, api) {
     if (view !== seenView) {
       // a new state (from this tablet, another one or the buttons): what was being filled in for the old one goes
+      // (an error too: "Japan has no raw chip" belongs to the turn it was tapped in, not the next player's)
       seenView = view;
       draft = {};
       pendingWar = null;
+      lastError = null;
+      errorAt = null;
     }
     render(el, view, api);
   };

@@ -144,7 +144,8 @@ def _canon(state: Mapping[str, Any], name: Any, key: str) -> str:
     hint = f"; did you mean {' or '.join(near)}?" if near else ""
     raise RuleError(
         f"'{key}': {name.strip()!r} is not a territory on the map{hint} "
-        "(a printed territory the map data lacks is added once with add_territory)"
+        "(a territory printed on the board but missing from the map data is added once: 'Add a territory' on the page, "
+        "the add_territory action)"
     )
 
 
@@ -186,21 +187,31 @@ def _empire_territories(state: Mapping[str, Any], empire: str) -> set[str]:
     return members
 
 
+def _blockers(state: Mapping[str, Any], player: str, empire: str) -> list[dict[str, str]]:
+    """The known territories of `empire` that stop `player` achieving it on the board, and why:
+    "enemy" (another player's pawn is there) or "empty" (the "held" reading wants one of the player's own)."""
+    if state["tracking"] != "board":
+        return []
+    found = []
+    for where in sorted(_empire_territories(state, empire)):
+        pawns = state["board"].get(where, [])
+        if any(owner != player for owner, _ in pawns):
+            found.append({"territory": where, "why": "enemy"})
+        elif state["empire_rule"] == "held" and not pawns:
+            found.append({"territory": where, "why": "empty"})
+    return found
+
+
 def _achieved(state: Mapping[str, Any], player: str, empire: str) -> bool:
     """Whether `player` controls `empire` alone, judged from the board where it can be.
 
     On the board every known territory of the empire is looked at; where the map data does
     not list the whole empire, the table's declaration stands for the territories it lacks.
     """
-    spec = EMPIRES[empire]
     if state["tracking"] == "board":
-        for where in _empire_territories(state, empire):
-            pawns = state["board"].get(where, [])
-            if any(owner != player for owner, _ in pawns):
-                return False
-            if state["empire_rule"] == "held" and not pawns:
-                return False
-        if spec["complete"]:
+        if _blockers(state, player, empire):
+            return False
+        if EMPIRES[empire]["complete"]:
             return True
     return empire in state["declared"][player]
 
@@ -616,6 +627,19 @@ def _add_territory(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     state["added"][name] = empire
 
 
+def _set_empire_rule(state: dict[str, Any], action: Mapping[str, Any]) -> None:
+    """The table settles how it reads Achieving Empire (the `empire_rule` option), e.g. when the question first comes up."""
+    require(state["tracking"] == "board", "with counts tracking the table judges its empires itself")
+    rule = field(action, "empire_rule", str)
+    require(rule in EMPIRE_RULES, f"'empire_rule' must be one of {', '.join(EMPIRE_RULES)}, not {rule!r}")
+    state["empire_rule"] = rule
+    turn = state["turn"]
+    if turn is not None and not turn["done"]:
+        # Judged at the start of the turn: the new reading holds from now while no action is spent, else from the next turn.
+        turn["bonus"] = _achieved(state, turn["player"], _empire_of(state, turn["player"]))
+    _check_win(state)
+
+
 def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["tracking"] == "counts", "with board tracking the tracker counts territories itself")
     player = _player(state, field(action, "player", str))
@@ -679,7 +703,13 @@ TURN_ACTIONS = {
     "respawn": _respawn,
     "end_turn": _end_turn,
 }
-TABLE_ACTIONS = {"place": _place, "declare_empire": _declare_empire, "set_counts": _set_counts, "add_territory": _add_territory}
+TABLE_ACTIONS = {
+    "place": _place,
+    "declare_empire": _declare_empire,
+    "set_counts": _set_counts,
+    "add_territory": _add_territory,
+    "set_empire_rule": _set_empire_rule,
+}
 ACTION_TYPES = tuple(TABLE_ACTIONS) + tuple(TURN_ACTIONS)
 
 
@@ -736,6 +766,8 @@ def _message(state: Mapping[str, Any]) -> str:
 def view(state: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the page shows, as JSON-safe data."""
     target = None if state["variants"]["total_domination"] else points_to_win(len(state["order"]))
+    played = {p["empire"] for p in state["players"].values()}
+    neutral = [e for e in EMPIRES if e not in played]
     rows = []
     for player in state["order"]:
         parts = _score_parts(state, player)
@@ -758,7 +790,21 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
                 "pool": {c: PAWNS_PER_CLASS - n for c, n in pawns.items()},
                 "gone": [c for c, n in pawns.items() if n == 0],
                 "empire_achieved": _achieved(state, player, empire),
+                "empire_blocked": _blockers(state, player, empire),
                 "declared": list(state["declared"][player]),
+                # Tougher Neutral Empires on the board: which neutral empires this player has achieved, or what stops it
+                "neutral": [
+                    {
+                        "empire": e,
+                        "title": EMPIRES[e]["title"],
+                        "capital": state["capitals"][e],
+                        "declared": e in state["declared"][player],
+                        "achieved": _achieved(state, player, e),
+                        "judged_by_board": bool(EMPIRES[e]["complete"]),
+                        "blocked": _blockers(state, player, e),
+                    }
+                    for e in neutral
+                ] if state["variants"]["tougher_neutral"] and state["tracking"] == "board" else [],
             }
         )
     standings = sorted(rows, key=lambda r: (r["score"] or 0, r["pawns_total"]), reverse=True)
@@ -790,6 +836,8 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "known_territories": sorted(set(_known(state).values())),
         "added_territories": dict(state["added"]),
         "empire_rule": state["empire_rule"],
+        "empire_rules": list(EMPIRE_RULES),
+        "neutral_empires": neutral,
         "over": state["over"],
         "winner": state["winner"],
         "end_reason": state["end_reason"],

@@ -589,6 +589,43 @@ def _region_view(state: Mapping[str, Any], name: str, vp_lines: Mapping[str, lis
     }
 
 
+def _evaluation_view(state: Mapping[str, Any], vp: Mapping[str, int]) -> dict[str, Any] | None:
+    """What the evaluation will ask the table, so the page offers those inputs and no others.
+
+    `ends`: "vp" when the count wins the game (no UN step), "no_politicians" when the UN step
+    leaves nobody at home or in the regions, else None; `tie_for_win`: the leaders to choose from
+    (`winner`) when the game ends on a tie; `order`: lowest VP first, `tied`: the groups whose
+    order the dice settle (`un_order`); `home` (Mauritius back home included) and `regions` per
+    party are where the UN envoys and the removed politicians can come from (`un_from`,
+    `remove_from`). The party at position i (from 0) sends min(i + 1, available) to the UN and then
+    removes min(parties - i - 1, what is left); `_evaluate` takes them from home unless told.
+    """
+    if state["phase"] != "evaluation":
+        return None
+    parties = state["parties"]
+    n = len(parties)
+    needed = vp_to_win(n)
+    top = max(vp.values())
+    leaders = [p for p in parties if vp[p] == top]
+    home = {p: base(state, p) + state["party"][p]["mauritius"] for p in parties}
+    available = {p: home[p] + in_regions(state, p) for p in parties}
+    # Each party gives up min(available, parties) in all, whatever the order: nobody is left if all have at most that.
+    ends = "vp" if top >= needed else "no_politicians" if all(available[p] <= n for p in parties) else None
+    order = sorted(parties, key=lambda p: vp[p])
+    tied = [] if ends == "vp" else [group for group in ([p for p in order if vp[p] == v] for v in sorted(set(vp.values()))) if len(group) > 1]
+    return {
+        "vp": dict(vp),
+        "needed": needed,
+        "ends": ends,
+        "tie_for_win": leaders if ends and len(leaders) > 1 else [],
+        "order": order,
+        "tied": tied,
+        "home": home,
+        "available": available,
+        "regions": {p: {r: state["regions"][r]["politicians"][p] for r in REGIONS if state["regions"][r]["politicians"].get(p)} for p in parties},
+    }
+
+
 def view(state: Mapping[str, Any]) -> dict[str, Any]:
     """Everything the page shows, as JSON-safe data."""
     lines = state_breakdown(state)
@@ -659,6 +696,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "last_vote": copy.deepcopy(state["last_vote"]),
         "last_card": copy.deepcopy(state["last_card"]),
         "last_intervention": copy.deepcopy(state["last_intervention"]),
+        "evaluation": _evaluation_view(state, vp),
         "winner": state["winner"],
         "over": state["phase"] == "over",
         "message": _message(state),

@@ -405,6 +405,42 @@ def test_tougher_neutral_empires():
     assert bop.scores(achieved)["Brian"] == 8
 
 
+def test_the_view_says_what_stops_a_neutral_empire():
+    two = [PLAYERS[0], PLAYERS[1]]
+    tough = bop.new({"players": two, "tracking": "board", "capitals": CAPITALS, "tougher_neutral": True})
+    assert bop.view(tough)["neutral_empires"] == ["prussia", "austria", "russia", "ottoman"]
+    prussia = lambda state: next(n for n in bop.view(state)["players"][0]["neutral"] if n["empire"] == "prussia")
+    assert prussia(tough) == {"empire": "prussia", "title": "Kingdom of Prussia", "capital": "Berlin", "declared": False,
+                              "achieved": False, "judged_by_board": False, "blocked": []}
+    tough["board"]["Berlin"] = [["Fran", "king"]]
+    assert prussia(tough)["blocked"] == [{"territory": "Berlin", "why": "enemy"}]
+    declared = bop.act(tough, {"type": "declare_empire", "player": "Brian", "empire": "prussia", "achieved": True})
+    assert prussia(declared)["declared"] and not prussia(declared)["achieved"]
+    declared["board"]["Berlin"] = [["Brian", "king"]]
+    assert prussia(declared)["achieved"] and prussia(declared)["blocked"] == []
+    # Without the variant, or with counts tracking, there is nothing to declare for a neutral empire.
+    assert bop.view(bop.new({"players": two, "tracking": "board", "capitals": CAPITALS}))["players"][0]["neutral"] == []
+    assert bop.view(counts_game(tougher_neutral=True))["players"][0]["neutral"] == []
+
+
+def test_the_table_settles_how_it_reads_achieving_empire():
+    state = example_board()
+    state = bop.act(state, {"type": "declare_empire", "player": "Brian", "empire": "great_britain", "achieved": True})
+    assert state["turn"]["bonus"] and bop.view(state)["players"][0]["empire_blocked"] == []
+    held = bop.act(state, {"type": "set_empire_rule", "empire_rule": "held"})
+    # Malta, England's, is empty: no fourth action under the stricter reading, and the view says why.
+    assert held["empire_rule"] == "held" and not held["turn"]["bonus"]
+    assert {"territory": "Malta", "why": "empty"} in bop.view(held)["players"][0]["empire_blocked"]
+    assert bop.act(held, {"type": "set_empire_rule", "empire_rule": "no_enemy"})["turn"]["bonus"]
+    # Once an action is spent the turn keeps its bonus; the new reading counts from the next turn.
+    moved = bop.act(state, {"type": "move", "pawn": "general", "from": "Cornwall", "to": "Midlands"})
+    assert bop.act(moved, {"type": "set_empire_rule", "empire_rule": "held"})["turn"]["bonus"]
+    with pytest.raises(RuleError, match="'empire_rule'"):
+        bop.act(state, {"type": "set_empire_rule", "empire_rule": "most"})
+    with pytest.raises(RuleError, match="counts tracking"):
+        bop.act(counts_game(), {"type": "set_empire_rule", "empire_rule": "held"})
+
+
 def test_view_is_json_safe():
     for state in (bop.new({"players": PLAYERS, "tracking": "board", "capitals": CAPITALS}), example_board(), counts_game(6)):
         v = bop.view(state)

@@ -583,6 +583,55 @@ def test_un_sources_from_regions():
     assert state["regions"]["China"]["politicians"] == {"Red": 1}
 
 
+def test_the_view_says_what_the_evaluation_waits_for():
+    state = two_player_round()
+    assert gp.view(game())["evaluation"] is None
+    wait = gp.view(state)["evaluation"]
+    assert wait["ends"] is None and wait["tie_for_win"] == [] and wait["tied"] == []
+    assert wait["order"] == ["Blue", "Red"] and wait["vp"] == {"Red": 8, "Blue": 6}
+    # Blue's politician in Mauritius is back home before the UN step.
+    assert wait["home"]["Blue"] == base(state, "Blue") + 1
+    assert wait["regions"]["Blue"] == {"Europe": 1, "Russia": 2, "China": 1}
+    # Tied on VP: the page is told which parties the dice must order.
+    tied = copy.deepcopy(state)
+    tied["party"]["Blue"]["mauritius"] = 0
+    tied["regions"]["Russia"]["economy"] = 2
+    assert gp.view(tied)["evaluation"]["tied"] == [["Red", "Blue"]]
+    # Short at home: what the regions hold is what the UN step can take.
+    short = copy.deepcopy(state)
+    short["party"]["Blue"]["removed"] = 20 - 4
+    assert gp.view(short)["evaluation"]["home"]["Blue"] == 0 and gp.view(short)["evaluation"]["available"]["Blue"] == 4
+    # A win on a tie: no UN step, the leaders to choose from.
+    won = copy.deepcopy(tied)
+    won["party"]["Red"]["un"] = won["party"]["Blue"]["un"] = 16
+    won["regions"]["China"]["economy"] = 3   # shared: both governing parties get the bonus, 40 each
+    wait = gp.view(won)["evaluation"]
+    assert wait["ends"] == "vp" and wait["tie_for_win"] == ["Red", "Blue"] and wait["tied"] == []
+    with pytest.raises(RuleError, match="winner"):
+        gp.act(won, {"type": "evaluate"})
+    assert gp.act(won, {"type": "evaluate", "winner": "Blue"})["winner"] == "Blue"
+
+
+def test_the_view_foresees_an_evaluation_that_leaves_nobody():
+    regions = {"Europe": ({"Red": 1}, {}), "Russia": ({"Blue": 1}, {})}
+    state = game(regions=regions, players=("Red", "Blue"))
+    state["party"]["Red"]["removed"] = state["party"]["Blue"]["removed"] = 18
+    state = play(state, {"type": "activate", "region": "Europe"}, {"type": "end_turn"},
+                 {"type": "activate", "region": "Russia"}, {"type": "end_turn"})
+    wait = gp.view(state)["evaluation"]
+    assert wait["ends"] == "no_politicians" and wait["tie_for_win"] == ["Red", "Blue"] and wait["tied"] == [["Red", "Blue"]]
+    # Blue, second, sends two to the UN with one at home; Red then removes its last one from Europe.
+    step = {"type": "evaluate", "un_order": ["Red", "Blue"], "un_from": {"Blue": {"base": 1, "Russia": 1}},
+            "remove_from": {"Red": {"Europe": 1}}}
+    with pytest.raises(RuleError, match="winner"):
+        gp.act(state, step)
+    over = gp.act(state, {**step, "winner": "Red"})
+    assert over["phase"] == "over" and over["winner"] == "Red"
+    # Not foreseen when a party keeps more than the step takes.
+    state["party"]["Red"]["removed"] = 10
+    assert gp.view(state)["evaluation"]["ends"] is None
+
+
 def test_evaluation_victory():
     state = two_player_round()
     state["party"]["Red"]["un"] = 16

@@ -7,8 +7,16 @@
   var SVG = "http://www.w3.org/2000/svg";
   var LABEL = { king: "King", general: "General", banker: "Banker" };
   var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
+  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
   var lastError = null;
+  var tapped = null;       // the button last tapped
+  var errorAt = null;      // the button the error came from
+  var redraw = function () {};
+  var seenView = null;
+  var typed = {};          // what is typed in the fields, kept on a redraw of the same state (after an error, say)
   var chosen = { pawn: "general", kind: "move" };
+  var neutralFor = null;   // whose neutral empires are shown
+  var mapOpen = false;     // the "Add a territory" panel stays open across redraws
 
   function h(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -34,10 +42,37 @@
     return node;
   }
 
+  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
   function button(label, onclick, extra) {
-    var attrs = { type: "button", "class": "bp-btn", onclick: onclick };
+    var node;
+    var attrs = { type: "button", "class": "bp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    return h("button", attrs, label);
+    node = h("button", attrs, label);
+    return node;
+  }
+  function sameButtons(root, label) {
+    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
+  }
+  function tapKey(node) {
+    var root = node.closest(".bp-root");
+    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
+  }
+  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
+  function placeError(root, header) {
+    if (!lastError) return;
+    var note = h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]);
+    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
+    if (!at) return header.after(note);
+    // after the row of controls the button sits in, else right after the button
+    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
+  }
+
+  function keep(input) {
+    if (typed[input.name] !== undefined) input.value = typed[input.name];
+    var save = function () { typed[input.name] = input.value; };
+    input.addEventListener("input", save);
+    input.addEventListener("change", save);
+    return input;
   }
 
   function field(label, control) { return h("label", { "class": "bp-field" }, [h("span", {}, label), control]); }
@@ -100,10 +135,14 @@
     return h("section", { "class": "bp-panel" }, [
       h("h2", {}, view.turn.player + "'s actions"),
       h("ul", { "class": "bp-pills" }, pills),
-      h("p", {}, me.empire_achieved ? "Empire achieved: a fourth action of any class." : "Hold every territory of the empire alone to earn a fourth action."),
-      !view.over ? button(me.empire_achieved ? "Empire not held after all" : "We hold the whole empire", function () {
-        send({ type: "declare_empire", player: me.name, empire: me.empire, achieved: !me.empire_achieved });
-      }) : null,
+      h("p", {}, me.empire_achieved ? "Empire achieved: a fourth action of any class." :
+        me.empire_blocked.length ? "Empire not achieved: " + blockText(view, me.name, me.empire_blocked) + "." :
+        "Hold every territory of the empire alone to earn a fourth action."),
+      // judged at the start of the turn: once an action is spent the declaration cannot change this turn's bonus
+      !view.over && !view.turn.done.length && (me.empire_achieved || !me.empire_blocked.length) ?
+        button(me.empire_achieved ? "Empire not held after all" : "We hold the whole empire", function () {
+          send({ type: "declare_empire", player: me.name, empire: me.empire, achieved: !me.empire_achieved });
+        }) : null,
       h("ol", { "class": "bp-done" }, view.turn.done.map(function (d) {
         var text = LABEL[d.pawn] + " " + d.action + (d.from ? " " + d.from : "") + (d.to && d.to !== d.from ? " \u2192 " + d.to : "") +
           (d.territory ? " in " + d.territory : "") + (d.target_player ? ", eliminating " + d.target_player + "'s " + LABEL[d.target_pawn] : "") +
@@ -138,7 +177,7 @@
     })));
     var inputs = {};
     function text(name, label) {
-      inputs[name] = h("input", { name: name, list: "bp-territories", "class": "bp-text", autocomplete: "off" });
+      inputs[name] = keep(h("input", { name: name, list: "bp-territories", "class": "bp-text", autocomplete: "off" }));
       return field(label, inputs[name]);
     }
     var row = h("div", { "class": "bp-row" });
@@ -171,7 +210,7 @@
   function setupForm(view, send) {
     var player = view.setup_player;
     var row = h("div", { "class": "bp-row" });
-    var where = h("input", { name: "territory", list: "bp-territories", "class": "bp-text" });
+    var where = keep(h("input", { name: "territory", list: "bp-territories", "class": "bp-text" }));
     row.appendChild(field("Territory of " + player + "'s empire", where));
     ["king", "general", "banker"].forEach(function (c) {
       row.appendChild(button("Place " + pawnName(c), function () { send({ type: "place", pawn: c, territory: where.value.trim() }); }));
@@ -220,17 +259,115 @@
     ]);
   }
 
+  /* Where the board shows why an empire is not achieved: another player's pawn, or (the "held" reading) a territory empty. */
+  function blockText(view, player, blocked) {
+    var enemy = blocked.filter(function (b) { return b.why === "enemy"; }).map(function (b) { return b.territory; });
+    var empty = blocked.filter(function (b) { return b.why === "empty"; }).map(function (b) { return b.territory; });
+    var parts = [];
+    if (enemy.length) parts.push("another player's pawn stands in " + enemy.join(", "));
+    if (empty.length) parts.push("no pawn of " + player + "'s in " + empty.join(", "));
+    return parts.join("; ");
+  }
+
+  /* Tougher Neutral Empires: a neutral capital's 3 extra points count only once its empire is achieved. The map data
+   * does not list every territory, so the table says when a player holds a neutral empire alone; the board can still
+   * say no (an enemy pawn in a territory it knows). */
+  function neutralPanel(view, send, rerender) {
+    var who = view.players.filter(function (p) { return p.name === neutralFor; })[0] ||
+      view.players.filter(function (p) { return view.turn && p.name === view.turn.player; })[0] || view.players[0];
+    if (!who.neutral.length) return null;
+    var pick = h("select", { name: "neutral_player", "class": "bp-select" }, view.players.map(function (p) {
+      return h("option", { value: p.name, selected: p.name === who.name }, p.name);
+    }));
+    pick.onchange = function () { neutralFor = pick.value; rerender(); };
+    var list = h("ul", { "class": "bp-neutral" }, who.neutral.map(function (n) {
+      var status, act = null;
+      if (n.achieved) status = "achieved: a full " + n.capital + " scores its 3 extra points";
+      else if (n.declared) status = "said to be held, but " + blockText(view, who.name, n.blocked);
+      else if (n.blocked.length) status = "not yet: " + blockText(view, who.name, n.blocked);
+      else status = "not achieved";
+      if (!n.judged_by_board) {
+        if (n.declared) act = button("Not held after all", function () {
+          send({ type: "declare_empire", player: who.name, empire: n.empire, achieved: false });
+        });
+        else if (!n.blocked.length) act = button(who.name + " holds all of it alone", function () {
+          send({ type: "declare_empire", player: who.name, empire: n.empire, achieved: true });
+        }, { "class": "bp-btn bp-primary" });
+      }
+      return h("li", {}, [h("strong", {}, n.title), " (capital " + n.capital + "): " + status + ". ", act]);
+    }));
+    return h("section", { "class": "bp-panel" }, [
+      h("h2", {}, "Neutral empires"),
+      h("p", {}, "Tougher neutral empires: a neutral capital with a King, General and Banker scores its 3 extra points only " +
+        "for a player who has achieved that empire."),
+      h("div", { "class": "bp-row" }, field("Player", pick)),
+      list
+    ]);
+  }
+
+  function knownKey(name) {
+    var words = name.trim().toLowerCase().split(/\s+/);
+    if (words[0] === "the") words.shift();
+    return words.join(" ");
+  }
+
+  /* Board tracking: a printed territory the map data lacks (added once), and how the table reads Achieving Empire. */
+  function mapPanel(view, send) {
+    var box = h("details", { "class": "bp-panel", open: mapOpen }, h("summary", {}, "Add a territory, or how empires are judged"));
+    box.addEventListener("toggle", function () { mapOpen = box.open; });
+    var name = keep(h("input", { name: "new_territory", "class": "bp-text", autocomplete: "off", maxlength: 40 }));
+    var empire = h("select", { name: "new_territory_empire", "class": "bp-select" }, [h("option", { value: "" }, "none (outside the six empires)")]
+      .concat(Object.keys(view.empires).map(function (e) { return h("option", { value: e }, view.empires[e].title); })));
+    keep(empire);
+    box.appendChild(h("h3", {}, "Add a territory"));
+    box.appendChild(h("p", {}, "For a territory printed on the board that the list does not know yet. It is added once, so check the spelling."));
+    box.appendChild(h("div", { "class": "bp-row" }, [field("Territory", name), field("Part of", empire),
+      button("Add it", function (ev) {
+        var text = name.value.trim().split(/\s+/).join(" ");
+        if (!text) return warnAt(ev, "Type the territory's name as printed on the board.");
+        var same = view.known_territories.filter(function (t) { return knownKey(t) === knownKey(text); })[0];
+        if (same) return warnAt(ev, same + " is already on the map.");
+        return send({ type: "add_territory", territory: text, empire: empire.value || null });
+      }, { "class": "bp-btn bp-primary" })]));
+    var added = Object.keys(view.added_territories);
+    if (added.length) {
+      box.appendChild(h("p", {}, "Added at this table: " + added.map(function (t) {
+        var e = view.added_territories[t];
+        return t + (e ? " (" + view.empires[e].title + ")" : "");
+      }).join(", ") + "."));
+    }
+    var READING = { no_enemy: "no other player's pawn in any of its territories (an empty one is fine)",
+      held: "one of the player's own pawns in every territory of it" };
+    var other = view.empire_rules.filter(function (r) { return r !== view.empire_rule; })[0];
+    box.appendChild(h("h3", {}, "Achieving an empire"));
+    box.appendChild(h("p", {}, "Judged at the start of each turn. This table reads it as: " + (READING[view.empire_rule] || view.empire_rule) + "."));
+    if (other) {
+      box.appendChild(h("div", { "class": "bp-row" }, button("Read it as: " + (READING[other] || other), function () {
+        send({ type: "set_empire_rule", empire_rule: other });
+      })));
+    }
+    return box;
+  }
+
+  /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
+  function warnAt(ev, text) {
+    lastError = text;
+    errorAt = tapped;
+    redraw();
+  }
+
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    redraw = rerender;
+    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
     var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
     var root = h("div", { "class": "bp-root" });
-    root.appendChild(h("header", { "class": "bp-header" }, [
+    var header = h("header", { "class": "bp-header" }, [
       h("h1", {}, view.title),
       view.turn ? h("p", { "class": "bp-turn" }, "Turn " + view.turn.number + " \u00B7 " + view.turn.player) : null,
       h("p", { "class": "bp-message", role: "status" }, view.message)
-    ]));
-    if (lastError) root.appendChild(h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    ]);
+    root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\uD83C\uDFC6 " + view.winner + " wins" : "Draw"));
     // the turn's own controls first; the standings and references after them
     var cols = h("div", { "class": "bp-columns" });
@@ -243,6 +380,10 @@
     if (view.phase === "play" && !view.over) {
       root.appendChild(h("div", { "class": "bp-row bp-endbar" }, button("End turn", function () { send({ type: "end_turn" }); }, { "class": "bp-btn bp-primary bp-end" })));
     }
+    if (view.phase === "play" && !view.over) {
+      var neutral = neutralPanel(view, send, rerender);
+      if (neutral) root.appendChild(neutral);
+    }
     root.appendChild(scoreboard(view));
     var refs = h("div", { "class": "bp-columns" });
     refs.appendChild(chart(view));
@@ -250,11 +391,24 @@
     if (board) refs.appendChild(board);
     root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
+    if (view.tracking === "board" && !view.over) root.appendChild(mapPanel(view, send));
+    placeError(root, header);
     el.replaceChildren(root);
+    // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
+    el.querySelectorAll("table").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) t.setAttribute("tabindex", "0"); else t.removeAttribute("tabindex");
+    });
   }
 
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.balance_of_power = function (el, view, api) {
+    if (view !== seenView) {
+      // a new state (from this tablet, another one or the buttons): an error belongs to the state it was tapped in
+      seenView = view;
+      lastError = null;
+      errorAt = null;
+      typed = {};
+    }
     render(el, view, api);
   };
 })();

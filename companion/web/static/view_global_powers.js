@@ -15,9 +15,19 @@
     ["arm", "1 economy \u2192 1 military"]
   ];
   var APPLICATIONS = ["sanction", "disarmament", "ban", "end_sanction"];
+  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
   var lastError = null;
+  var tapped = null;       // the button last tapped
+  var errorAt = null;      // the button the error came from
+  var redraw = function () {};
   var selectedCard = "expansion";
   var selectedApplication = "sanction";
+  // what the table is filling in for the state on screen: dropped when a new state arrives
+  var seenView = null;
+  var draft = {};          // the evaluation's choices (order on a tie, winner, sources, discards)
+  var pendingWar = null;   // a war whose dice gave a coalition new politicians to share out
+  var correcting = null;   // the party shown in the correction form, and whether the form is open
+  var correctingOpen = false;
 
   function h(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -41,10 +51,29 @@
     return node;
   }
 
+  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
   function button(label, onclick, extra) {
-    var attrs = { type: "button", "class": "gp-btn", onclick: onclick };
+    var node;
+    var attrs = { type: "button", "class": "gp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    return h("button", attrs, label);
+    node = h("button", attrs, label);
+    return node;
+  }
+  function sameButtons(root, label) {
+    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
+  }
+  function tapKey(node) {
+    var root = node.closest(".gp-root");
+    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
+  }
+  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
+  function placeError(root, header) {
+    if (!lastError) return;
+    var note = h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]);
+    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
+    if (!at) return header.after(note);
+    // after the row of controls the button sits in, else right after the button
+    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
   }
 
   function field(label, control) { return h("label", { "class": "gp-field" }, [h("span", {}, label), control]); }
@@ -57,6 +86,11 @@
   function num(name, value, min, max, placeholder) {
     return h("input", { type: "number", name: name, value: value === undefined || value === null ? "" : value, min: min, max: max,
       placeholder: placeholder || "", inputmode: "numeric", "class": "gp-num" });
+  }
+  function draftNum(key, max) {
+    var input = num(key, draft[key], 0, max);
+    input.oninput = function () { draft[key] = input.value; };
+    return input;
   }
   function intOf(input) { return input.value === "" ? null : parseInt(input.value, 10); }
   function pct(p) { return Math.round(100 * p) + "%"; }
@@ -144,7 +178,79 @@
     ]);
   }
 
-  function regionActions(view, api, send) {
+  /* The war as the rules count it (companion/games/global_powers_rules.py war()): die + military + warmongers;
+   * a draw on equal totals, or when an attacker 2 or more military ahead rolls a 1 against a 3. */
+  function warOutcome(am, dm, ar, dr, ab, db) {
+    var attack = ar + am + ab, defend = dr + dm + db;
+    if (attack === defend || (am >= dm + 2 && ar === 1 && dr === 3)) return { winner: null, replaced: 0, attack: attack, defend: defend };
+    return { winner: attack > defend ? "attacker" : "defender", replaced: Math.abs(attack - defend), attack: attack, defend: defend };
+  }
+
+  function regionOf(view, name) { return view.regions.filter(function (r) { return r.name === name; })[0]; }
+  function playerOf(view, name) { return view.players.filter(function (p) { return p.name === name; })[0]; }
+
+  /* After the dice: a coalition that won shares the new politicians (at most the difference, and no more than the
+   * largest beaten party had there), each from its own home. Null when nobody has to choose. */
+  function coalitionGains(view, action) {
+    var here = regionOf(view, view.turn.region), there = regionOf(view, action.target);
+    var bonus = { attacker: 0, defender: 0 };
+    (action.warmonger || []).forEach(function (who) {
+      if (here.government.indexOf(who) >= 0) bonus.attacker += 1; else if (there.government.indexOf(who) >= 0) bonus.defender += 1;
+    });
+    var out = warOutcome(here.chips.military, there.chips.military, action.attacker_roll, action.defender_roll, bonus.attacker, bonus.defender);
+    if (!out.winner) return null;
+    var won = out.winner === "attacker" ? here : there, lost = out.winner === "attacker" ? there : here;
+    if (won.government.length < 2) return null;
+    var most = lost.government.reduce(function (m, who) { return Math.max(m, lost.politicians[who] || 0); }, 0);
+    var limit = Math.min(out.replaced, most);
+    if (!limit) return null;
+    return { action: action, outcome: out, won: won.name, lost: lost.name, parties: won.government.slice(), limit: limit };
+  }
+
+  function gainsForm(view, send, rerender) {
+    var w = pendingWar, out = w.outcome;
+    var box = h("div", { "class": "gp-gains" });
+    box.appendChild(h("p", {}, "Dice " + w.action.attacker_roll + " and " + w.action.defender_roll + ": " + view.turn.region + " " + out.attack +
+      " against " + w.action.target + " " + out.defend + ". " + w.won + " wins: its government (" + w.parties.join(" & ") +
+      ") places up to " + w.limit + " new politician" + (w.limit > 1 ? "s" : "") + " in " + w.lost + ", each from its own home."));
+    // as agreed before the dice; an even split to start with, as far as each has politicians at home
+    var share = {}, left = w.limit, more = true;
+    w.parties.forEach(function (p) { share[p] = 0; });
+    while (left > 0 && more) {
+      more = false;
+      w.parties.forEach(function (p) { if (left > 0 && share[p] < playerOf(view, p).base) { share[p] += 1; left -= 1; more = true; } });
+    }
+    var inputs = {};
+    w.parties.forEach(function (p) {
+      if (draft["added_" + p] === undefined) draft["added_" + p] = share[p];
+      inputs[p] = draftNum("added_" + p, Math.min(w.limit, playerOf(view, p).base));
+    });
+    box.appendChild(h("div", { "class": "gp-row" }, w.parties.map(function (p) {
+      return field(p + " places (home " + playerOf(view, p).base + ")", inputs[p]);
+    }).concat([
+      button("Place them and record the war", function (ev) {
+        var added = countsOf(inputs), total = 0;
+        Object.keys(added).forEach(function (p) { total += added[p]; });
+        if (total > w.limit) return warn(ev, "At most " + w.limit + " new politicians go to " + w.lost + ", not " + total + ".");
+        var action = {};
+        Object.keys(w.action).forEach(function (k) { action[k] = w.action[k]; });
+        action.added = added;
+        action.replace = total;
+        return send(action).then(function () { if (pendingWar === w) pendingWar = null; });
+      }, { "class": "gp-btn gp-primary" }),
+      button("Not fought after all", function () { pendingWar = null; rerender(); })
+    ])));
+    return box;
+  }
+
+  /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
+  function warn(ev, text) {
+    lastError = text;
+    errorAt = tapped;
+    redraw();
+  }
+
+  function regionActions(view, api, send, rerender) {
     var t = view.turn;
     var here = t.region;
     var gov = t.government;
@@ -164,6 +270,7 @@
     })));
 
     box.appendChild(h("h3", {}, "War"));
+    if (pendingWar) box.appendChild(gainsForm(view, send, rerender));
     var target = select("target", view.war_odds.map(function (o) {
       return [o.target, o.target + " \u2014 win " + pct(o.attacker) + ", lose " + pct(o.defender) + ", draw " + pct(o.draw)];
     }));
@@ -174,12 +281,14 @@
     var monger = mongerBoxes.map(function (box) {
       return h("label", { "class": "gp-check" }, [box, " " + box.getAttribute("value") + " uses warmonger"]);
     });
-    box.appendChild(h("div", { "class": "gp-row" }, [field("Target", target), field("Our die", aRoll), field("Their die", dRoll)].concat(monger, [
+    if (!pendingWar) box.appendChild(h("div", { "class": "gp-row" }, [field("Target", target), field("Our die", aRoll), field("Their die", dRoll)].concat(monger, [
       button("\u2694 Wage war (blank dice: roll)", function () {
         withDice(api, [aRoll, dRoll], function () {
           var action = { type: "war", target: target.value, attacker_roll: intOf(aRoll), defender_roll: intOf(dRoll) };
           var used = mongerBoxes.filter(function (i) { return i.checked; }).map(function (i) { return i.getAttribute("value"); });
           if (used.length) action.warmonger = used;
+          var gains = coalitionGains(view, action);
+          if (gains) { pendingWar = gains; rerender(); return null; }
           return send(action);
         }).catch(send.fail);
       }, { "class": "gp-btn gp-primary" })])));
@@ -364,19 +473,139 @@
     return box;
   }
 
-  function evaluationPanel(view, send) {
+  /* The evaluation asks only what it will need (the daemon's view.evaluation says what): the winner on a tie for the
+   * win, the order of parties level on VP, and where the UN envoys and the politicians taken out of the game come
+   * from when a party has too few at home (or wants to take them from its regions). */
+  /* A correction of one party's counts (set_party): what is in the UN, in Mauritius, out of the game, and its cards.
+   * Home is worked out from the rest. */
+  var PARTY_FIELDS = [["un", "In the UN"], ["mauritius", "In Mauritius"], ["removed", "Out of the game"],
+    ["hand", "Cards in hand"], ["deck", "Cards in the deck"], ["played", "Cards played"], ["warmonger", "Warmonger kept"]];
+  function partyEditor(view, send, rerender) {
+    var who = names(view).indexOf(correcting) >= 0 ? correcting : names(view)[0];
+    var p = playerOf(view, who);
+    var box = h("details", { "class": "gp-panel", open: correctingOpen }, h("summary", {}, "Correct a party (politicians and cards)"));
+    box.addEventListener("toggle", function () { correctingOpen = box.open; });
+    var pick = select("party", names(view), who);
+    pick.onchange = function () { correcting = pick.value; rerender(); };
+    var inputs = {};
+    PARTY_FIELDS.forEach(function (f) {
+      var key = "party_" + f[0];
+      if (draft[key] === undefined || draft.party_of !== who) draft[key] = p[f[0]];
+      inputs[f[0]] = draftNum(key, f[0] === "hand" ? 5 : f[0] === "un" || f[0] === "mauritius" || f[0] === "removed" ? 20 : 16);
+    });
+    draft.party_of = who;
+    box.appendChild(h("div", { "class": "gp-row" }, [field("Party", pick)].concat(PARTY_FIELDS.map(function (f) { return field(f[1], inputs[f[0]]); }))
+      .concat([button("Save " + who, function (ev) {
+        var action = { type: "set_party", party: who };
+        for (var i = 0; i < PARTY_FIELDS.length; i++) {
+          var key = PARTY_FIELDS[i][0], v = intOf(inputs[key]);
+          if (v === null || isNaN(v) || v < 0) return warn(ev, PARTY_FIELDS[i][1] + ": give a number of 0 or more.");
+          action[key] = v;
+        }
+        return send(action);
+      }, { "class": "gp-btn gp-primary" })])));
+    box.appendChild(h("p", {}, who + " has " + p.base + " at home and " + p.in_regions + " in the regions (home follows from the rest: 20 in all). " +
+      "Hand, deck, played cards and a kept warmonger make 16."));
+    return box;
+  }
+
+  function evaluationPanel(view, send, rerender) {
+    var e = view.evaluation;
     var box = h("section", { "class": "gp-panel gp-evaluation" }, h("h2", {}, "Evaluation"));
-    var order = h("input", { name: "un_order", "class": "gp-text", placeholder: "only for tied VP: lowest first, e.g. Red, Blue" });
-    var discards = {};
-    view.players.forEach(function (p) { discards[p.name] = num("discard_" + p.name, "", 0, p.hand); });
-    box.appendChild(h("div", { "class": "gp-row" }, [field("UN order on a tie", order)]
-      .concat(view.players.map(function (p) { return field(p.name + " discards", discards[p.name]); }))));
-    box.appendChild(button("Run the evaluation", function () {
-      var action = { type: "evaluate", discard: countsOf(discards) };
-      var text = order.value.trim();
-      if (text) action.un_order = text.split(",").map(function (x) { return x.trim(); });
-      send(action);
-    }, { "class": "gp-btn gp-primary" }));
+    var n = view.players.length;
+    var action = { type: "evaluate" };
+    var checks = [];
+    if (!draft.order) draft.order = e.order.slice();
+    var order = draft.order;
+    var top = Math.max.apply(null, order.map(function (p) { return e.vp[p]; }));
+    var winnerPick = null;
+    function pickWinner(text) {
+      box.appendChild(h("p", {}, text));
+      winnerPick = select("winner", e.tie_for_win, draft.winner || e.tie_for_win[0]);
+      winnerPick.onchange = function () { draft.winner = winnerPick.value; };
+      box.appendChild(h("div", { "class": "gp-row" }, field("Winner after the roll", winnerPick)));
+    }
+    if (e.ends === "vp") {
+      var leaders = order.filter(function (p) { return e.vp[p] === top; });
+      if (e.tie_for_win.length) pickWinner(leaders.join(" and ") + " are level on " + top + " VP (" + e.needed + " needed): roll for the win.");
+      else box.appendChild(h("p", {}, leaders[0] + " has " + top + " VP (" + e.needed + " needed): the evaluation ends the game."));
+    } else {
+      e.tied.forEach(function (group) {
+        var at = order.map(function (p, i) { return group.indexOf(p) >= 0 ? i : -1; }).filter(function (i) { return i >= 0; });
+        var row = h("div", { "class": "gp-row", role: "group", "aria-label": "Order of the parties level on " + e.vp[group[0]] + " VP" });
+        at.forEach(function (pos, k) {
+          var pick = select("un_order_" + pos, group, order[pos]);
+          pick.onchange = function () {
+            var was = order.indexOf(pick.value);
+            order[was] = order[pos];
+            order[pos] = pick.value;
+            rerender();
+          };
+          row.appendChild(field((k === 0 ? "Lower" : k === at.length - 1 ? "Higher" : "Then") + " on " + e.vp[group[0]] + " VP", pick));
+        });
+        box.appendChild(h("p", {}, group.join(", ") + " are level on " + e.vp[group[0]] + " VP: roll for their places (the lower sends fewer to the UN)."));
+        box.appendChild(row);
+      });
+      if (e.tied.length) action.un_order = order.slice();
+      var rows = [];
+      order.forEach(function (p, i) {
+        var avail = e.available[p], home = e.home[p];
+        var un = Math.min(i + 1, avail), out = Math.min(n - i - 1, avail - un);
+        var held = e.regions[p];
+        var short = un + out > home;
+        rows.push(h("p", { "class": "gp-un-line" }, [h("strong", {}, p), " (" + e.vp[p] + " VP) " + (un ? "sends " + un + " to the UN" +
+          (out ? " and takes " + out + " out of the game" : "") + "; " + home + " at home" + (short ? ": the rest from the regions" : "") :
+          "has nobody left at home or in a region")]));
+        var places = Object.keys(held);
+        if (!places.length || !(un + out)) return;
+        var inputs = places.map(function (r) {
+          return { region: r, un: draftNum("u|" + p + "|" + r, Math.min(held[r], un)), out: out ? draftNum("x|" + p + "|" + r, Math.min(held[r], out)) : null };
+        });
+        var more = h("details", { "class": "gp-sources", open: short || inputs.some(function (x) { return draft[x.un.name] || (x.out && draft[x.out.name]); }) },
+          [h("summary", {}, short ? p + ": say which regions they come from" : p + ": take some from the regions instead of home")]);
+        inputs.forEach(function (x) {
+          more.appendChild(h("div", { "class": "gp-row" }, [h("span", { "class": "gp-src-name" }, x.region + " (" + held[x.region] + ")"),
+            field("to the UN", x.un), x.out ? field("out of the game", x.out) : null]));
+        });
+        rows.push(more);
+        checks.push(function () {
+          var fromUn = {}, fromOut = {}, sumUn = 0, sumOut = 0;
+          inputs.forEach(function (x) {
+            var u = intOf(x.un) || 0, o = x.out ? intOf(x.out) || 0 : 0;
+            if (u + o > held[x.region]) throw new Error(p + " has only " + held[x.region] + " in " + x.region + ".");
+            if (u) { fromUn[x.region] = u; sumUn += u; }
+            if (o) { fromOut[x.region] = o; sumOut += o; }
+          });
+          if (sumUn > un) throw new Error(p + " sends only " + un + " to the UN, not " + sumUn + ".");
+          if (sumOut > out) throw new Error(p + " takes only " + out + " out of the game, not " + sumOut + ".");
+          var homeUn = un - sumUn, homeOut = out - sumOut;
+          if (homeUn > home) throw new Error(p + " has " + home + " at home: take " + (homeUn - home) + " more for the UN from the regions.");
+          if (homeOut > home - homeUn) throw new Error(p + " has " + (home - homeUn) + " left at home: take " + (homeOut - home + homeUn) + " more out of the game from the regions.");
+          if (sumUn) { fromUn.base = homeUn; (action.un_from = action.un_from || {})[p] = fromUn; }
+          if (sumOut) { fromOut.base = homeOut; (action.remove_from = action.remove_from || {})[p] = fromOut; }
+        });
+      });
+      box.appendChild(h("h3", {}, "The UN step, lowest VP first"));
+      rows.forEach(function (r) { box.appendChild(r); });
+      if (e.ends === "no_politicians") {
+        var afterwards = "After it nobody has a politician at home or in a region: the game ends on the VP";
+        if (e.tie_for_win.length) pickWinner(afterwards + ", and " + e.tie_for_win.join(" and ") + " are level on " + top + ": roll for the win.");
+        else box.appendChild(h("p", {}, afterwards + "."));
+      }
+      var discards = {};
+      view.players.forEach(function (p) { if (p.hand) discards[p.name] = draftNum("discard_" + p.name, p.hand); });
+      if (Object.keys(discards).length) {
+        box.appendChild(h("h3", {}, "Cards thrown away before drawing back to 5 (if any)"));
+        box.appendChild(h("div", { "class": "gp-row" }, Object.keys(discards).map(function (p) { return field(p, discards[p]); })));
+      }
+      checks.push(function () { var d = countsOf(discards); if (Object.keys(d).length) action.discard = d; });
+    }
+    box.appendChild(h("div", { "class": "gp-row" }, button("Run the evaluation", function (ev) {
+      delete action.un_from; delete action.remove_from; delete action.discard;
+      try { checks.forEach(function (c) { c(); }); } catch (err) { return warn(ev, err.message); }
+      if (winnerPick) action.winner = winnerPick.value;
+      return send(action);
+    }, { "class": "gp-btn gp-primary" })));
     return box;
   }
 
@@ -396,21 +625,22 @@
 
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    function fail(err) { lastError = err && err.message ? err.message : String(err); rerender(); }
+    redraw = rerender;
+    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
     var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
     send.fail = fail;
     var root = h("div", { "class": "gp-root" });
-    root.appendChild(h("header", { "class": "gp-header" }, [
+    var header = h("header", { "class": "gp-header" }, [
       h("h1", {}, view.title),
       h("p", { "class": "gp-turn" }, (view.turn ? "Turn " + view.turn.number + " \u00B7 " + view.turn.player + " \u00B7 " : "") +
         "dominance at " + view.dominance + " regions \u00B7 " + view.vp_to_win + " VP to win \u00B7 evaluations " + view.evaluations +
         (view.peace ? " \u00B7 PEACE" : "")),
       h("p", { "class": "gp-message", role: "status" }, view.message)
-    ]));
-    if (lastError) root.appendChild(h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]));
+    ]);
+    root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
     if (view.phase === "setup") root.appendChild(setupPanel(view, send));
-    if (view.phase === "evaluation") root.appendChild(evaluationPanel(view, send));
+    if (view.phase === "evaluation" && view.evaluation) root.appendChild(evaluationPanel(view, send, rerender));
     if (view.phase === "play" && view.turn) {
       var t = view.turn;
       if (view.un_intervention_open) {
@@ -420,7 +650,7 @@
             api.roll(2).then(function (v) { return send({ type: "un_intervention", region: target.value, un_roll: d3(v[0]), region_roll: d3(v[1]) }); }).catch(send.fail);
           })])]));
       }
-      if (t.region && !view.over) root.appendChild(regionActions(view, api, send));
+      if (t.region && !view.over) root.appendChild(regionActions(view, api, send, rerender));
       if (!t.started && !view.over) root.appendChild(cardForm(view, api, send, rerender));
       if (!view.over) {
         var rp = select("party", names(view), t.player), rr = select("region", view.regions.map(function (r) { return r.name; }), t.region || view.regions[0].name);
@@ -447,11 +677,26 @@
     if (le) root.appendChild(le);
     root.appendChild(regionsGrid(view, send));
     if (!view.over) root.appendChild(regionEditor(view, send));
+    if (!view.over) root.appendChild(partyEditor(view, send, rerender));
+    placeError(root, header);
     el.replaceChildren(root);
+    // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
+    el.querySelectorAll("table").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) t.setAttribute("tabindex", "0"); else t.removeAttribute("tabindex");
+    });
   }
 
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.global_powers = function (el, view, api) {
+    if (view !== seenView) {
+      // a new state (from this tablet, another one or the buttons): what was being filled in for the old one goes
+      // (an error too: "Japan has no raw chip" belongs to the turn it was tapped in, not the next player's)
+      seenView = view;
+      draft = {};
+      pendingWar = null;
+      lastError = null;
+      errorAt = null;
+    }
     render(el, view, api);
   };
 })();

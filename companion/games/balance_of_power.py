@@ -854,4 +854,16 @@ ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=ne
                 seats=(2, 6, 2), default_names=tuple(spec["title"] for spec in EMPIRES.values()),
                 seat_choice={"key": "empire", "label": "empire",
                              "options": [{"value": e, "label": spec["title"]} for e, spec in EMPIRES.items()]},
-                colours=COLOURS)
+                colours=COLOURS,
+                setup_options=(
+                    {"key": "tougher_neutral", "kind": "bool", "default": False, "label": "Tougher neutral empires",
+                     "help": "a neutral capital held with all three classes gives its 3 bonus points only once that empire is achieved"},
+                    {"key": "respawn", "kind": "bool", "default": False, "label": "Re-spawn",
+                     "help": "a class wiped out may come back with one pawn next turn, in the capital or the nearest territory held"},
+                    {"key": "total_domination", "kind": "bool", "default": False, "label": "Total domination",
+                     "help": "no points target: the winner removes every other player's pawns from the board"},
+                    {"key": "empire_rule", "label": "An empire is achieved", "kind": "choice",
+                     "help": "what holding your own empire asks for the fourth action (with the board tracked)",
+                     "choices": [{"label": "when no enemy pawn stands in it (our reading)", "options": {"empire_rule": "no_enemy"}},
+                                 {"label": "when a pawn of yours stands in every territory", "options": {"empire_rule": "held"}}]},
+                ))

@@ -30,6 +30,9 @@ class Engine:
     default_names -- what players are called when the form leaves a name blank (as `new` names them)
     seat_choice   -- a choice each player makes at New game besides a name: {key, label, options: [{value, label}]}
     colours       -- the colours players choose from at New game (empty: each seat's colour is fixed)
+    setup_options -- the variants and house rules New game offers, each a labelled control with a line saying what
+                     it does: {key, label, help, kind: "bool", default} or {key, label, help, kind: "choice",
+                     choices: [{label, options}]} (a choice's `options` are merged into the game's options)
     """
 
     name: str
@@ -42,6 +45,7 @@ class Engine:
     default_names: tuple[str, ...] = ()
     seat_choice: Mapping[str, Any] | None = None
     colours: tuple[str, ...] = ()
+    setup_options: tuple[Mapping[str, Any], ...] = ()
 
 
 def require(condition: bool, message: str) -> None:

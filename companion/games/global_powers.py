@@ -709,4 +709,12 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="global_powers", title="Global Powers", new=new, act=act, view=view, scores=scores, seats=(2, 5, 3),
-                default_names=tuple(c.capitalize() for c in COLOURS), colours=tuple(COLOURS))
+                default_names=tuple(c.capitalize() for c in COLOURS), colours=tuple(COLOURS),
+                setup_options=(
+                    {"key": "extended", "kind": "bool", "default": False, "label": "Extended game",
+                     "help": "the rulebook's extended rules (UN troops after each evaluation among them)"},
+                    {"key": "sanction_halving", "label": "A sanctioned region gives", "kind": "choice",
+                     "help": "how the half of a sanctioned region's points is counted",
+                     "choices": [{"label": "half of its total, rounded down (our reading)", "options": {"sanction_halving": "region"}},
+                                 {"label": "half of each line, each rounded down", "options": {"sanction_halving": "each_line"}}]},
+                ))

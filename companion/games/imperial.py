@@ -1425,4 +1425,10 @@ def scores(state: State) -> dict[str, int]:
     return _running_scores(state)
 
 
-ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=view, scores=scores, seats=(2, 6, 4))
+ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=view, scores=scores, seats=(2, 6, 4),
+                setup_options=(
+                    {"key": "swiss_block", "label": "A Swiss bank's block", "kind": "choice",
+                     "help": "where a nation whose move a Swiss bank blocked must stop",
+                     "choices": [{"label": "on the Investor space, at no cost (our reading)", "options": {"swiss_block": "investor"}},
+                                 {"label": "anywhere up to the Investor space", "options": {"swiss_block": "up_to_investor"}}]},
+                ))

@@ -1309,4 +1309,14 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores, seats=(2, 2, 2),
-                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"))
+                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"),
+                setup_options=(
+                    {"key": "setup", "label": "Set-up", "kind": "choice",
+                     "help": "which Basic Training leaflet the board was filled from (its missions and cities come with it); "
+                             "Command Post needs its drawn missions and is started through the API",
+                     "choices": [{"label": f"Basic Training {n}", "options": {"variant": "basic", "setup": n}} for n in sorted(SETUPS)]},
+                    {"key": "airfield_reach", "label": "Airfields help", "kind": "choice",
+                     "help": "where an airfield adds its +1 when the map cannot say which territories it borders",
+                     "choices": [{"label": "attacks into or out of its own territory (our reading)", "options": {"airfield_reach": "attacked"}},
+                                 {"label": "also every attack from a territory next to it", "options": {"airfield_reach": "either"}}]},
+                ))

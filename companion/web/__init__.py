@@ -135,7 +135,7 @@ def create_app(companion) -> Flask:
     def api_games():
         return jsonify([{"name": e.name, "title": e.title, "seats": {"min": e.seats[0], "max": e.seats[1], "usual": e.seats[2]},
                          "default_names": list(e.default_names) or None, "seat_choice": e.seat_choice,
-                         "colours": list(e.colours)}
+                         "colours": list(e.colours), "setup_options": list(e.setup_options)}
                         for e in host.engines.values()])
 
     def join_urls() -> list[str]:

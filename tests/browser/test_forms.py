@@ -345,3 +345,21 @@ def test_a_balance_of_power_error_goes_with_its_state(browser, table):
         assert page.locator(".bp-error, .tap-error").count() == 0
     finally:
         context.close()
+
+
+def test_a_risk_error_is_beside_the_button_and_goes_with_its_state(browser, table):
+    table.new_game("risk", {"players": ["Ann", "Bob"]})
+    context, page = unlocked(browser, table, PHONE)
+    try:
+        page.fill("input[name=from]", "Itly")               # a name off the map
+        declare = page.get_by_role("button", name="Declare attack and show odds")
+        declare.click()
+        error = page.locator(".rk-error")
+        error.wait_for(timeout=3000)
+        assert "Italy" in error.inner_text()                # the nearest name offered
+        # beside the button tapped, not at the top of the view off screen
+        assert 0 <= error.bounding_box()["y"] - declare.bounding_box()["y"] < 150
+        table.act({"type": "set_counts", "player": "Ann", "territories": 9, "cities": 2, "troops": 20})
+        page.wait_for_function("!document.querySelector('.rk-error')", timeout=3000)
+    finally:
+        context.close()

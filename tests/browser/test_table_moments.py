@@ -112,7 +112,7 @@ def test_an_error_shows_beside_the_button_tapped_and_clears_on_success(browser, 
         note.wait_for(timeout=3000)
         assert "another tablet rolled first" in note.inner_text()
         box, button = note.bounding_box(), page.locator("#bd-roll").bounding_box()
-        assert 0 <= box["y"] - button["y"] < 150, "the error is not beside the button tapped"
+        assert 0 <= box["y"] - button["y"] < 150, f"the error is not beside the button tapped: {box} {button}"
         assert page.locator("#banner").is_hidden()                 # said once, where the finger is
         page.click("#bd-roll")
         page.wait_for_selector(".bd-die:not(.empty)", timeout=3000)
@@ -188,5 +188,31 @@ def test_joining_names_this_machine_only_when_it_listens_on_loopback(browser, ta
         open_page(page, table)
         page.wait_for_selector("#join-card:not([hidden])")
         assert "--host 0.0.0.0" in page.locator("#join-card").inner_text()
+    finally:
+        context.close()
+
+
+def test_new_game_offers_each_variant_with_what_it_does(browser, table):
+    context, page = unlocked(browser, table, viewport={"width": 1024, "height": 768})
+    try:
+        open_page(page, table)
+        page.click("#btn-new")
+        page.select_option("#setup-game", "global_powers")
+        extended = page.locator("label.option", has_text="Extended game")
+        assert "UN troops" in extended.inner_text()                # a line on what it does
+        extended.locator("input").check()
+        page.locator("label.option", has_text="A sanctioned region gives").locator("select").select_option(label="half of each line, each rounded down")
+        page.click("#setup-go")
+        page.wait_for_selector("#setup", state="hidden", timeout=3000)
+        state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
+        assert state["game"] == "global_powers"
+        assert state["options"]["extended"] is True and state["options"]["sanction_halving"] == "each_line"
+        page.click("#btn-new")
+        page.select_option("#setup-game", "risk")
+        page.locator("label.option", has_text="Set-up").locator("select").select_option(label="Basic Training 3")
+        page.click("#setup-go")
+        page.wait_for_selector("#setup", state="hidden", timeout=3000)
+        state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
+        assert state["game"] == "risk" and state["view"]["setup"] == 3
     finally:
         context.close()

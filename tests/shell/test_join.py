@@ -75,3 +75,17 @@ def test_a_wifi_daemon_without_a_pin_prints_where_to_join_and_a_warning(tmp_path
     assert "open http://127.0.0.1:" in lines[0]
     assert "on a tablet on this Wi-Fi: http://" in lines[1]
     assert "WARNING: no PIN is set" in lines[2]
+
+
+def test_every_variant_new_game_offers_starts_a_game(make_companion):
+    """Each control of the New game form, at each of its settings, gives options the game takes."""
+    companion = make_companion()
+    for engine in companion.host.engines.values():
+        players = engine.seats[2]
+        base = {"players": players} if engine.name != "imperial" else {"players": [f"P{i}" for i in range(players)]}
+        for option in engine.setup_options:
+            assert option["label"] and option["help"] and option["kind"] in ("bool", "choice")
+            settings = ([{option["key"]: True}, {option["key"]: False}] if option["kind"] == "bool"
+                        else [c["options"] for c in option["choices"]])
+            for extra in settings:
+                engine.new({**base, **extra})     # raises RuleError if the form offered something the game refuses

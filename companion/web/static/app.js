@@ -50,8 +50,9 @@
     if (button && button.isConnected && !button.closest("dialog, .imp, .rk-root, .bp-root, .gp-root")) {
       clearTapErrors();
       const note = el("p", { class: "tap-error", role: "alert" }, "⚠ " + (err.message || String(err)));
-      const row = button.closest("li, .bd-controls, .imp-choices, div") || button;
-      row.after(note);
+      // right after the button: in a row of buttons it takes a line of its own there (flex-basis 100%)
+      const item = button.closest("li") || button;
+      item.after(note);
       err.shown = true;
     }
     return err;
@@ -542,6 +543,16 @@
       n === g.seats.usual ? `${n} (usual)` : String(n))));
     count.disabled = counts.length === 1;
     drawSeats();
+    // the game's variants and house rules, each with a line on what it does
+    $("setup-more").replaceChildren(...(g.setup_options || []).map((o, i) => {
+      const help = el("span", { class: "small option-help", id: `setup-help-${i}` }, o.help);
+      if (o.kind === "bool") {
+        return el("label", { class: "option" }, el("input", { type: "checkbox", class: "setup-option", "data-index": i,
+          checked: !!o.default, "aria-describedby": `setup-help-${i}` }), ` ${o.label}`, help);
+      }
+      return el("label", { class: "option" }, `${o.label} `, el("select", { class: "setup-option", "data-index": i, "aria-describedby": `setup-help-${i}` },
+        o.choices.map((c, k) => el("option", { value: k }, c.label))), help);
+    }));
   }
   function drawSeats() {
     const g = chosenGame();
@@ -592,6 +603,11 @@
         options.variant = f.variant.value;
         if (f.random_deal.checked) options.deal = "random";
       }
+    }
+    for (const control of $("setup-more").querySelectorAll(".setup-option")) {
+      const o = g.setup_options[Number(control.dataset.index)];
+      if (o.kind === "bool") options[o.key] = control.checked;
+      else Object.assign(options, o.choices[Number(control.value)].options);
     }
     try { await post("/api/new_game", { game, options }); $("setup").close(); }
     catch (e) { $("setup-error").textContent = e.message; }

@@ -5,7 +5,11 @@
   "use strict";
 
   var SVG = "http://www.w3.org/2000/svg";
+  // the error of the last tap, and which button it came from: kept while the state on screen stays, dropped by a new one
   var lastError = null;
+  var tapped = null;
+  var errorAt = null;
+  var seenView = null;
   var countsOpen = false;
 
   function h(tag, attrs, children) {
@@ -42,10 +46,28 @@
   function pct(p) { return (100 * p).toFixed(p > 0.001 && p < 0.999 ? 1 : 0) + "%"; }
   function show(v) { return v === null || v === undefined ? "?" : String(v); }
 
+  /* Every button notes itself when tapped, so an error it brings is drawn beside it after the view redraws. */
   function button(label, onclick, extra) {
-    var attrs = { type: "button", "class": "rk-btn", onclick: onclick };
+    var node;
+    var attrs = { type: "button", "class": "rk-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    return h("button", attrs, label);
+    node = h("button", attrs, label);
+    return node;
+  }
+  function sameButtons(root, label) {
+    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
+  }
+  function tapKey(node) {
+    var root = node.closest(".rk-root");
+    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
+  }
+  /* The error beside the button it came from when the redrawn view still has it, else under the header. */
+  function placeError(root, header) {
+    if (!lastError) return;
+    var note = h("p", { "class": "rk-error", role: "alert" }, ["\u26A0 ", lastError]);
+    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
+    if (!at) return header.after(note);
+    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
   }
 
   function numberInput(name, value, min, max) {
@@ -69,6 +91,7 @@
   function makeSend(api, rerender) {
     function fail(err) {
       lastError = err && err.message ? err.message : String(err);
+      errorAt = tapped;
       rerender();
     }
     var send = function (action) {
@@ -450,15 +473,15 @@
     var send = makeSend(api, rerender);
     var root = h("div", { "class": "rk-root" });
     var turn = view.turn;
-    root.appendChild(h("header", { "class": "rk-header" }, [
+    var header = h("header", { "class": "rk-header" }, [
       h("h1", {}, view.title + (view.variant === "command_post" ? " \u2014 Command Post" : " \u2014 Basic Training " + view.setup)),
       h("p", { "class": "rk-turn" }, "Turn " + turn.number + " \u00B7 " + turn.player + " \u00B7 " + turn.phase_label),
       h("ol", { "class": "rk-phases" }, turn.phases.map(function (p) {
         return h("li", { "class": p === turn.phase ? "rk-phase-now" : "", "aria-current": p === turn.phase ? "step" : null }, p);
       })),
       h("p", { "class": "rk-message", role: "status" }, view.message)
-    ]));
-    if (lastError) root.appendChild(h("p", { "class": "rk-error", role: "alert" }, ["\u26A0 ", lastError]));
+    ]);
+    root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "rk-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
     var main = h("div", { "class": "rk-columns" });
     if (view.variant === "command_post") main.appendChild(commandPost(view, api, send));
@@ -482,11 +505,22 @@
     // the turn's own controls first; the standings (also in the side panel) after them
     root.appendChild(scoreboard(view));
     root.appendChild(countsEditor(view, send));
+    placeError(root, header);
     el.replaceChildren(root);
+    // a table that scrolls sideways takes the keyboard's focus (the shell marks them too, but this view redraws itself)
+    el.querySelectorAll("table").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) t.setAttribute("tabindex", "0"); else t.removeAttribute("tabindex");
+    });
   }
 
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.risk = function (el, view, api) {
+    if (view !== seenView) {
+      // a new state (from this tablet, another one or the buttons): an error belongs to the state it was tapped in
+      seenView = view;
+      lastError = null;
+      errorAt = null;
+    }
     render(el, view, api);
   };
 })();

@@ -696,7 +696,7 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             taken = set(capitals) & set(state["sides"][other]["capitals"])
             require(not taken, f"'capitals': {other} holds {', '.join(sorted(taken))}'s capital")
             updates["capitals"] = capitals
-    require(updates, "set_counts needs at least one count to set")
+    require(updates, "enter at least one count to save")
     merged = {**side, **updates}
     if merged["territories"] is not None:
         if merged["cities"] is not None:
@@ -808,7 +808,7 @@ def _turn_in(state: dict[str, Any], action: Mapping[str, Any]) -> None:
 def _reinforce(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = state["turn"]["player"]
     side = state["sides"][player]
-    require(side["territories"] is not None, f"enter {player}'s territories (set_counts) to work out the troops")
+    require(side["territories"] is not None, f"enter {player}'s territory and city counts first, to work out the troops")
     if side.get("region_bonus_due"):
         raise RuleError(f"{player} lost a region the typed region bonus counted: enter region_bonus again (or tick the regions held)")
     require(_region_bonus(side) is not None, f"a region {player} holds has no bonus in the map data: enter region_bonus")
@@ -1058,7 +1058,7 @@ def _end_turn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     player = turn["player"]
     require(
         not _card_due(state) or state["deck"] + state["discard"] == 0,
-        f"{player} conquered an enemy territory: draw the card first (draw_card with its stars)",
+        f"{player} conquered an enemy territory this turn: draw a card first (say how many stars it shows)",
     )
     _advance(state, "end")
     side = state["sides"][player]

@@ -353,7 +353,7 @@ def test_card_after_conquering_an_enemy():
         {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 1},
         {"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]},
     )
-    with pytest.raises(RuleError, match="draw the card"):
+    with pytest.raises(RuleError, match="draw a card first"):
         risk.act(state, {"type": "end_turn"})
     state = play(state, {"type": "draw_card", "stars": 2}, {"type": "end_turn"})
     assert state["sides"]["Ann"]["cards"] == [2]

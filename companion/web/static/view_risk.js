@@ -499,7 +499,9 @@
     if (!view.over) {
       root.appendChild(h("div", { "class": "rk-row rk-endbar" }, [
         button("Move troops (once)", function () { send({ type: "maneuver" }); }, { disabled: turn.maneuver_done }),
-        button("End turn", function () { send({ type: "end_turn" }); }, { "class": "rk-btn rk-primary rk-end" })
+        button("End turn", function () { send({ type: "end_turn" }); }, { "class": "rk-btn rk-primary rk-end", disabled: !!turn.card_due }),
+        // a button that can only fail is greyed, with the reason beside it
+        turn.card_due ? h("span", { "class": "rk-due" }, "first say which card was drawn (Cards)") : null
       ]));
     }
     // the turn's own controls first; the standings (also in the side panel) after them

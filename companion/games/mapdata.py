@@ -97,7 +97,7 @@ class MapForm:
             for i, name in enumerate(self._list(raw, None, "territories", MAX_NEW_TERRITORIES, fail)):
                 text = self._text(name, None, "territories", i, fail)
                 if self.key(text) in known:
-                    raise fail(None, "territories", f"'territories' #{i + 1}: {text} is already on the map")
+                    raise fail(None, "territories", f"'territories' #{i + 1}: {known[self.key(text)]} is already on the map")
                 known[self.key(text)] = text
                 added.append(text)
 

@@ -250,6 +250,7 @@
     if (board) refs.appendChild(board);
     root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
+    if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "bp"));
     el.replaceChildren(root);
   }
 

@@ -481,7 +481,9 @@
     }
     // the turn's own controls first; the standings (also in the side panel) after them
     root.appendChild(scoreboard(view));
-    root.appendChild(countsEditor(view, send));
+    var counts = countsEditor(view, send);
+    if (window.COMPANION_MAP_FORM && view.map) counts.appendChild(window.COMPANION_MAP_FORM(view, api, "rk"));
+    root.appendChild(counts);
     el.replaceChildren(root);
   }
 

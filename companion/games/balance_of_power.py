@@ -9,8 +9,9 @@ Two ways to track a game:
   and runs the turn helper.
 
 The map in data/balance_of_power_map.toml is incomplete: board mode knows the
-territories it lists, the capitals given as options and those the table adds once
-(`add_territory`), refuses any other name (offering the nearest known ones), and
+territories it lists, those the players completed once for the table (maps/ beside the
+config, reaching the state as "map"), the capitals given as options and those the table adds
+for one game (`add_territory`), refuses any other name (offering the nearest known ones), and
 checks borders only where the map lists all of them.
 """
 

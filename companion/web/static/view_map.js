@@ -33,10 +33,16 @@
     function text(name, ph) { return h("input", { name: name, list: listId, "class": p + "-text", placeholder: ph || "" }); }
     function field(label, control) { return h("label", { "class": p + "-field" }, [h("span", {}, label), control]); }
     var status = h("p", { role: "status" }, lastMessage[game] || "Saved once for every game on this table; only additions, checked against the rulebook's facts.");
+    function say(message) {
+      lastMessage[game] = message;
+      // the answer's new state has redrawn the view by now: write into the form on the page
+      var live = document.querySelector("." + p + "-map [role=status]") || status;
+      live.textContent = message;
+    }
     function add(entry) {
-      return post(entry).then(function () { lastMessage[game] = "\u2713 Saved."; }, function (err) {
-        lastMessage[game] = "\u26A0 " + (err && err.message ? err.message : String(err));
-        status.textContent = lastMessage[game];
+      lastMessage[game] = "Saving\u2026";
+      return post(entry).then(function () { say("\u2713 Saved."); }, function (err) {
+        say("\u26A0 " + (err && err.message ? err.message : String(err)));
       });
     }
     function post(entry) {

@@ -262,8 +262,7 @@ def test_the_map_form_saves_a_border_beside_the_config(browser, tmp_path):
     page = context.new_page()
     try:
         open_page(page, own)
-        page.wait_for_selector(".rk-counts", timeout=5000)
-        page.locator(".rk-counts > summary").click()
+        page.wait_for_selector(".rk-map", timeout=5000)
         page.locator(".rk-map > summary").click()
         page.fill(".rk-map [name=a]", "Italy")
         page.fill(".rk-map [name=b]", "Austrai")

@@ -481,9 +481,8 @@
     }
     // the turn's own controls first; the standings (also in the side panel) after them
     root.appendChild(scoreboard(view));
-    var counts = countsEditor(view, send);
-    if (window.COMPANION_MAP_FORM && view.map) counts.appendChild(window.COMPANION_MAP_FORM(view, api, "rk"));
-    root.appendChild(counts);
+    root.appendChild(countsEditor(view, send));
+    if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "rk"));
     el.replaceChildren(root);
   }
 

@@ -111,13 +111,14 @@ def serve(cfg) -> int:
     from companion.web import create_app
     from companion.web import join, serving
 
+    from companion.games.mapdata import MapFileError
     from companion.sensing.calibration import CalibrationFileError
 
     try:
         companion = Companion(cfg)
     except StoreError as exc:
         return _fail(EXIT_START, str(exc))
-    except CalibrationFileError as exc:
+    except (CalibrationFileError, MapFileError) as exc:
         return _fail(EXIT_CONFIG, str(exc))
     try:
         server = serving.create(create_app(companion), host=cfg.host, port=cfg.port, ident="companion",

@@ -47,6 +47,7 @@ class Config:
     balance: Mapping[str, Any] = field(default_factory=dict)
     model_ref: str = "A"
     store_path: Path | None = None
+    maps_path: Path | None = None  # [maps] dir: the players' completions of the game maps
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     max_streams: int = 24
@@ -92,6 +93,12 @@ class Config:
     def start_options(self) -> dict:
         """The options a fresh game of the configured kind starts with ([game] players goes in too)."""
         return {"players": self.players, **dict(self.game_options)}
+
+    def maps_dir(self) -> Path:
+        """Where the players' map completions live: [maps] dir, else maps/ beside the config (as calibration.toml)."""
+        from companion.maps import MAPS_DIR
+
+        return self.maps_path if self.maps_path is not None else self.base_dir / MAPS_DIR
 
     def database(self) -> Path:
         return self.store_path if self.store_path is not None else default_state_dir() / "companion.sqlite3"
@@ -164,7 +171,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     """Check a config table (as read from TOML); ConfigError names the first problem."""
     c = _Checker(source)
     top = {"game", "balance", "store", "web", "simulate", "load_cells", "accelerometer", "tilt_switch",
-           "buttons", "indicators", "mqtt", "button_actions", "recorder"}
+           "buttons", "indicators", "mqtt", "button_actions", "recorder", "maps"}
     unknown = sorted(set(data) - top)
     if unknown:
         raise c.fail(unknown[0], f"unknown section (known: {', '.join(sorted(top))})")
@@ -189,6 +196,8 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
 
     store = c.table(data, "store", {"path"})
     store_path = c.get(store, "store", "path", str, None)
+    maps = c.table(data, "maps", {"dir"})
+    maps_dir = c.get(maps, "maps", "dir", str, None, lambda v: None if v.strip() else "must name a directory")
 
     web = c.table(data, "web", {"host", "port", "max_streams", "heartbeat_s", "pin"})
     pin = c.get(web, "web", "pin", str, None, check_pin_text)
@@ -318,6 +327,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         source=source, base_dir=base, game=name, players=players, game_options=options,
         balance=balance, model_ref=model_ref,
         store_path=(base / store_path) if store_path else None,
+        maps_path=(base / maps_dir) if maps_dir else None,
         host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,

@@ -56,7 +56,10 @@ class Companion:
         # held by the game host around every change and by the arm link around every sample: one order for both
         self.table_lock = threading.RLock()
         self.table_time = TableTime(self.clock.now())
-        self.host = GameHost(self.store, engines(self.model), config.game, default_options, self.clock,
+        from companion.maps import MapCompletions
+
+        self.maps = MapCompletions(config.maps_dir())
+        self.host = GameHost(self.store, engines(self.model, self.maps.all()), config.game, default_options, self.clock,
                              gate=self.table_lock)
         self.mqtt = None
         if config.mqtt is not None:
@@ -299,6 +302,12 @@ class Companion:
         return message
 
     last_refusal: dict | None = None
+
+    def complete_map(self, game: str, addition: Any) -> dict:
+        """Add the players' entries to `game`'s map file (MapFileError if refused) and play on with them."""
+        merged = self.maps.add(game, addition)
+        self.host.use_engines(engines(self.model, self.maps.all()))
+        return merged
 
     def roll_die(self, value: int | None = None, source: str = "page"):
         value = self.rng.randint(1, 6) if value is None else value

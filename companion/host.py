@@ -213,6 +213,15 @@ class GameHost:
         self._notify()
         return written[0]
 
+    def use_engines(self, engines: Mapping[str, Engine]) -> None:
+        """Carry on with new engines (a completed map); the game's states are plain data and stay."""
+        with self._gate:
+            with self._lock:
+                self.engines = dict(engines)
+                self.engine = self.engines[self.game]
+                self._snapshot = None
+        self._notify()
+
     # --- reading
     @property
     def state(self) -> Any:

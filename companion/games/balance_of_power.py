@@ -9,8 +9,9 @@ Two ways to track a game:
   and runs the turn helper.
 
 The map in data/balance_of_power_map.toml is incomplete: board mode knows the
-territories it lists, the capitals given as options and those the table adds once
-(`add_territory`), refuses any other name (offering the nearest known ones), and
+territories it lists, those the players completed once for the table (maps/ beside the
+config, reaching the state as "map"), the capitals given as options and those the table adds
+for one game (`add_territory`), refuses any other name (offering the nearest known ones), and
 checks borders only where the map lists all of them.
 """
 
@@ -18,12 +19,16 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import tomllib
 from collections import deque
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from companion.games.base import Engine, RuleError, field, require
+from companion.games.mapdata import MapForm, frozen_key, symmetric_links
 
 MAP: dict[str, Any] = tomllib.loads(
     (Path(__file__).parent / "data" / "balance_of_power_map.toml").read_text(encoding="utf-8")
@@ -70,18 +75,66 @@ def _known_territories() -> dict[str, str]:
 KNOWN = _known_territories()
 
 
-def _adjacency() -> dict[str, set[str]]:
-    links: dict[str, set[str]] = {}
-    for a, others in MAP.get("adjacent", {}).items():
-        for b in others:
-            ka, kb = KNOWN[_key(a)], KNOWN[_key(b)]
-            links.setdefault(ka, set()).add(kb)
-            links.setdefault(kb, set()).add(ka)
-    return links
+@dataclass(frozen=True)
+class Atlas:
+    """The map as far as the tracker knows it: the shipped data plus what the players completed."""
+
+    known: Mapping[str, str]                     # key -> territory name
+    adjacent: Mapping[str, frozenset[str]]
+    borders_complete: frozenset[str]
+    empires: Mapping[str, Mapping[str, Any]]     # {id: {"capital": name or "", "territories": [...], "complete": bool}}
 
 
-ADJACENT = _adjacency()
-BORDERS_COMPLETE = frozenset(KNOWN[_key(t)] for t in MAP.get("borders_complete", []))
+def _build_atlas(extra: Mapping[str, Any]) -> Atlas:
+    known = dict(KNOWN)
+    for name in extra.get("territories", []):
+        known.setdefault(_key(name), name)
+    table = {a: list(b) for a, b in MAP.get("adjacent", {}).items()}
+    for a, b in extra.get("borders", []):
+        table.setdefault(a, []).append(b)
+    empires = {}
+    for e, spec in EMPIRES.items():
+        more = extra.get("empires", {}).get(e, {})
+        empires[e] = {
+            "capital": spec["capital"] or more.get("capital", ""),
+            "territories": [known[_key(t)] for t in spec["territories"]] + list(more.get("territories", [])),
+            "complete": bool(spec["complete"] or more.get("complete")),
+        }
+    return Atlas(
+        known=known,
+        adjacent=symmetric_links((), table, lambda name: known[_key(name)]),
+        borders_complete=frozenset(known[_key(t)] for t in [*MAP.get("borders_complete", []), *extra.get("borders_complete", [])]),
+        empires=empires,
+    )
+
+
+@lru_cache(maxsize=8)
+def _atlas_for(key: str) -> Atlas:
+    return _build_atlas(json.loads(key))
+
+
+def _atlas(state: Mapping[str, Any]) -> Atlas:
+    # the completion rides in the state as plain data, so the rules stay functions of the state
+    return _atlas_for(frozen_key(state.get("map")))
+
+
+SHIPPED = _atlas_for(frozen_key({}))
+# kept for callers that read the shipped map directly
+ADJACENT = SHIPPED.adjacent
+BORDERS_COMPLETE = SHIPPED.borders_complete
+
+MAP_FORM = MapForm(
+    game="balance_of_power",
+    names=tuple(KNOWN.values()),
+    key=_key,
+    open_names=True,
+    group="empires",
+    group_ids=tuple(EMPIRES),
+    group_fields=frozenset({"capital", "territories", "complete"}),
+    shipped_groups={e: {"capital": spec["capital"], "territories": SHIPPED.empires[e]["territories"]} for e, spec in EMPIRES.items()},
+    shipped_borders=frozenset(frozenset((a, b)) for a, bs in SHIPPED.adjacent.items() for b in bs),
+    borders_known=SHIPPED.borders_complete,
+)
 
 
 # ---------------------------------------------------------------- pure rules
@@ -126,7 +179,7 @@ def beats(attacker_class: str, defender_class: str) -> bool:
 
 def _known(state: Mapping[str, Any]) -> dict[str, str]:
     """Every territory name this game knows: the map's, the capitals' and those the table added."""
-    names = dict(KNOWN)
+    names = dict(_atlas(state).known)
     for where in [*state["capitals"].values(), *state["added"]]:
         if where is not None:
             names.setdefault(_key(where), where)
@@ -180,7 +233,7 @@ def _empire_of(state: Mapping[str, Any], player: str) -> str:
 
 
 def _empire_territories(state: Mapping[str, Any], empire: str) -> set[str]:
-    spec = EMPIRES[empire]
+    spec = _atlas(state).empires[empire]
     members = set(spec["territories"]) | {t for t, owner in state["added"].items() if owner == empire}
     if state["capitals"].get(empire):
         members.add(state["capitals"][empire])
@@ -208,10 +261,11 @@ def _achieved(state: Mapping[str, Any], player: str, empire: str) -> bool:
     On the board every known territory of the empire is looked at; where the map data does
     not list the whole empire, the table's declaration stands for the territories it lacks.
     """
+    spec = _atlas(state).empires[empire]
     if state["tracking"] == "board":
         if _blockers(state, player, empire):
             return False
-        if EMPIRES[empire]["complete"]:
+        if spec["complete"]:
             return True
     return empire in state["declared"][player]
 
@@ -316,9 +370,10 @@ def _count_in(pawns: list[list[str]], player: str, cls: str) -> int:
     return sum(1 for owner, c in pawns if owner == player and c == cls)
 
 
-def _check_border(a: str, b: str) -> None:
-    if a in BORDERS_COMPLETE or b in BORDERS_COMPLETE:
-        require(b in ADJACENT.get(a, set()), f"{b} does not border {a}")
+def _check_border(state: Mapping[str, Any], a: str, b: str) -> None:
+    atlas = _atlas(state)
+    if a in atlas.borders_complete or b in atlas.borders_complete:
+        require(b in atlas.adjacent.get(a, set()), f"{b} does not border {a}")
 
 
 def _can_leave(state: Mapping[str, Any], player: str, cls: str, where: str) -> None:
@@ -374,7 +429,7 @@ def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     return result
 
 
-def new(options: Mapping[str, Any]) -> dict[str, Any]:
+def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A game ready for its set-up (board tracking) or its first turn (counts)."""
     require(isinstance(options, Mapping), "options must be a mapping")
     for key in options:
@@ -395,13 +450,14 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         variants[key] = value
     empire_rule = options.get("empire_rule", "no_enemy")
     require(empire_rule in EMPIRE_RULES, f"'empire_rule' must be one of {', '.join(EMPIRE_RULES)}, not {empire_rule!r}")
-    capitals = {e: spec["capital"] or None for e, spec in EMPIRES.items()}
+    atlas = _atlas({"map": map_data})
+    capitals = {e: spec["capital"] or None for e, spec in atlas.empires.items()}
     given = options.get("capitals", {})
     require(isinstance(given, Mapping), "'capitals' must map empires to territory names")
     for empire, where in given.items():
         require(empire in EMPIRES, f"'capitals': unknown empire {empire!r}")
         require(isinstance(where, str) and where.strip(), f"'capitals': {empire}'s capital must be a territory name")
-        capitals[empire] = KNOWN.get(_key(where), " ".join(where.split()))
+        capitals[empire] = atlas.known.get(_key(where), " ".join(where.split()))
     placed = [where for where in capitals.values() if where is not None]
     require(len(set(placed)) == len(placed), "'capitals': two empires cannot share a capital")
     if tracking == "board":
@@ -416,6 +472,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "empire_rule": empire_rule,
         "capitals": capitals,
         "added": {},
+        "map": dict(map_data or {}),
         # classes wiped out: {player: {class: "next" (until the player's next turn) or "now"}}
         "wiped": {p: {} for p in order},
         "board": {},
@@ -451,9 +508,9 @@ def _place(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     where = _canon(state, field(action, "territory", str), "territory")
     empire = _empire_of(state, player)
     require(where != _capital(state, empire), "the second set of pawns goes outside the capital")
-    for other, spec in EMPIRES.items():
+    for other, spec in _atlas(state).empires.items():
         if other != empire and (where in spec["territories"] or where == _capital(state, other)):
-            raise RuleError(f"{where} belongs to {spec['title']}, not {player}'s empire")
+            raise RuleError(f"{where} belongs to {EMPIRES[other]['title']}, not {player}'s empire")
     require(_pawns(state, player)[cls] < 2, f"{player} has already placed a second {CLASS_LABELS[cls]}")
     pawns = state["board"].setdefault(where, [])
     require(len(pawns) < TERRITORY_LIMIT, f"{where} already holds {TERRITORY_LIMIT} pawns")
@@ -484,7 +541,7 @@ def _move(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         dest = _canon(state, field(action, "to", str), "to")
         require(source != dest, "'to' must be another territory")
         require(_count_in(state["board"].get(source, []), player, cls) > 0, f"{player} has no {CLASS_LABELS[cls]} in {source}")
-        _check_border(source, dest)
+        _check_border(state, source, dest)
         _can_leave(state, player, cls, source)
         require(len(state["board"].get(dest, [])) < TERRITORY_LIMIT, f"{dest} already holds {TERRITORY_LIMIT} pawns")
         slot = _spend(state, cls)
@@ -512,7 +569,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         require(_count_in(state["board"].get(source, []), player, cls) > 0, f"{player} has no {CLASS_LABELS[cls]} in {source}")
         require(_count_in(state["board"].get(dest, []), owner, prey) > 0, f"{owner} has no {CLASS_LABELS[prey]} in {dest}")
         if dest != source:
-            _check_border(source, dest)
+            _check_border(state, source, dest)
             _can_leave(state, player, cls, source)
         record["slot"] = _spend(state, cls)
         _remove(state["board"], dest, owner, prey)
@@ -580,7 +637,7 @@ def _respawn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             require(where == capital, f"{player} still has a pawn in {capital}: the new pawn appears there")
         else:
             require(where in mine, f"{player} has no pawn in {where} to re-spawn beside")
-            steps = _distances(capital)
+            steps = _distances(state, capital)
             nearer = [t for t in mine if t in steps and (where not in steps or steps[t] < steps[where])]
             # Where the map data cannot tell the distance of every candidate, the table judges "closest".
             if where in steps or all(t in steps for t in mine):
@@ -601,7 +658,7 @@ def _declare_empire(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(empire in EMPIRES, f"'empire': unknown empire {empire!r}")
     achieved = field(action, "achieved", bool)
     if state["tracking"] == "board":
-        require(not EMPIRES[empire]["complete"], f"the map lists all of {EMPIRES[empire]['title']}: the tracker judges it from the board")
+        require(not _atlas(state).empires[empire]["complete"], f"the map lists all of {EMPIRES[empire]['title']}: the tracker judges it from the board")
     declared = state["declared"][player]
     if achieved and empire not in declared:
         declared.append(empire)
@@ -667,14 +724,15 @@ def _set_counts(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     _check_win(state)
 
 
-def _distances(start: str | None) -> dict[str, int]:
+def _distances(state: Mapping[str, Any], start: str | None) -> dict[str, int]:
     """Borders crossed from `start` to every territory the map data connects it to."""
     if start is None:
         return {}
+    adjacent = _atlas(state).adjacent
     steps, queue = {start: 0}, deque([start])
     while queue:
         here = queue.popleft()
-        for there in ADJACENT.get(here, ()):
+        for there in adjacent.get(here, ()):
             if there not in steps:
                 steps[there] = steps[here] + 1
                 queue.append(there)
@@ -832,7 +890,9 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "chart": [{"pawn": c, "beats": PREY[c], "label": f"{CLASS_LABELS[c]} beats {CLASS_LABELS[PREY[c]]}"} for c in CLASSES],
         "board": board,
         "capitals": {e: where for e, where in state["capitals"].items()},
-        "empires": {e: {"title": spec["title"], "territories": list(spec["territories"])} for e, spec in EMPIRES.items()},
+        "empires": {e: {"title": EMPIRES[e]["title"], "territories": list(spec["territories"])} for e, spec in _atlas(state).empires.items()},
+        "map": {"game": "balance_of_power", "borders_known": sorted(_atlas(state).borders_complete),
+                "completed": dict(state.get("map") or {})},
         "known_territories": sorted(set(_known(state).values())),
         "added_territories": dict(state["added"]),
         "empire_rule": state["empire_rule"],
@@ -867,3 +927,16 @@ ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=ne
                      "choices": [{"label": "when no enemy pawn stands in it (our reading)", "options": {"empire_rule": "no_enemy"}},
                                  {"label": "when a pawn of yours stands in every territory", "options": {"empire_rule": "held"}}]},
                 ))
+
+
+def engine(map_data: Mapping[str, Any] | None = None) -> Engine:
+    """The engine with the players' completion of the map (MAP_FORM-checked data) in every state it sees."""
+    if not map_data:
+        return ENGINE
+    data = dict(map_data)
+
+    def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
+        return {**state, "map": data}
+
+    return replace(ENGINE, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
+                   view=lambda state: view(stamp(state)))

@@ -58,6 +58,7 @@ BOARD_FILE = Path(__file__).parent / "data" / "imperial_board.toml"
 # Home cities and pieces differ by nation on the printed board (China has three armament
 # cities and one harbour, the United States the other way round); see the data file's sources.
 BOARD: dict[str, dict] = tomllib.loads(BOARD_FILE.read_text(encoding="utf-8"))
+BOARD_SOURCES: dict[str, str] = BOARD.pop("sources", {})
 if sorted(BOARD) != sorted(NATIONS):
     raise RuntimeError(f"{BOARD_FILE.name} must describe exactly the nations {', '.join(NATIONS)}")
 ARMY_SUPPLY: dict[str, int] = {n: int(BOARD[n]["armies"]) for n in NATIONS}

@@ -13,13 +13,14 @@ from __future__ import annotations
 import copy
 import difflib
 import tomllib
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 from math import ceil
 from pathlib import Path
 from typing import Any, Mapping
 
-from companion.games.mapdata import symmetric_links
+from companion.games.mapdata import MapForm, frozen_key, symmetric_links
 from companion.games import dice
 from companion.games.base import Engine, RuleError, field, require
 
@@ -72,29 +73,87 @@ def _key(name: str) -> str:
 
 _BY_KEY = {_key(t): t for t in TERRITORIES}
 REGIONS: dict[str, dict[str, Any]] = MAP["regions"]
-ROUGH: frozenset[str] = frozenset(_BY_KEY[_key(t)] for t in MAP.get("rough", []))
+ROUGH_COUNT: int = MAP["rough_count"]
 OBJECTS: dict[str, str] = {_BY_KEY[_key(t)]: kind for t, kind in MAP["objects"].items()}
 MISSIONS: dict[str, dict[str, Any]] = MAP["missions"]
 SETUPS: dict[int, dict[str, Any]] = {int(k): v for k, v in MAP["setups"].items()}
 
 
-ADJACENT = symmetric_links(TERRITORIES, MAP.get("adjacent", {}), lambda name: _BY_KEY[_key(name)])
-BORDERS_COMPLETE: frozenset[str] = frozenset(_BY_KEY[_key(t)] for t in MAP.get("borders_complete", []))
+@dataclass(frozen=True)
+class Atlas:
+    """The board as far as the tracker knows it: the shipped map plus what the players completed."""
+
+    adjacent: Mapping[str, frozenset[str]]
+    borders_complete: frozenset[str]
+    rough: frozenset[str]
+    regions: Mapping[str, Mapping[str, Any]]   # {colour: {"bonus": n or None, "territories": [...]}}
+
+
+def _build_atlas(extra: Mapping[str, Any]) -> Atlas:
+    table = {a: list(b) for a, b in MAP.get("adjacent", {}).items()}
+    for a, b in extra.get("borders", []):
+        table.setdefault(a, []).append(b)
+    regions = {}
+    for name, spec in REGIONS.items():
+        more = extra.get("regions", {}).get(name, {})
+        bonus = spec.get("bonus", more.get("bonus"))
+        regions[name] = {"bonus": bonus, "territories": [_BY_KEY[_key(t)] for t in spec["territories"]] + list(more.get("territories", []))}
+    return Atlas(
+        adjacent=symmetric_links(TERRITORIES, table, lambda name: _BY_KEY[_key(name)]),
+        borders_complete=frozenset(_BY_KEY[_key(t)] for t in [*MAP.get("borders_complete", []), *extra.get("borders_complete", [])]),
+        rough=frozenset(_BY_KEY[_key(t)] for t in [*MAP.get("rough", []), *extra.get("rough", [])]),
+        regions=regions,
+    )
+
+
+@lru_cache(maxsize=8)
+def _atlas_for(key: str) -> Atlas:
+    import json
+
+    return _build_atlas(json.loads(key))
+
+
+def _atlas(state: Mapping[str, Any]) -> Atlas:
+    # the completion rides in the state as plain data, so the rules stay functions of the state
+    return _atlas_for(frozen_key(state.get("map")))
+
+
+SHIPPED = _atlas_for(frozen_key({}))
+# kept for callers that read the shipped map directly
+ADJACENT = SHIPPED.adjacent
+BORDERS_COMPLETE = SHIPPED.borders_complete
+ROUGH = SHIPPED.rough
+
+MAP_FORM = MapForm(
+    game="risk",
+    names=TERRITORIES,
+    key=_key,
+    group="regions",
+    group_ids=tuple(REGIONS),
+    group_fields=frozenset({"bonus", "territories"}),
+    shipped_groups={name: {"bonus": spec.get("bonus"), "territories": [_BY_KEY[_key(t)] for t in spec["territories"]],
+                           "whole": bool(spec.get("whole"))} for name, spec in REGIONS.items()},
+    shipped_borders=frozenset(frozenset((a, b)) for a, bs in SHIPPED.adjacent.items() for b in bs),
+    borders_known=SHIPPED.borders_complete,
+    rough=ROUGH_COUNT,
+    max_bonus=10,
+)
 # Which battles an airfield reaches: those on the attacked territory (the default), or also
 # those launched from a territory on or next to it.
 AIRFIELD_REACHES = ("attacked", "either")
 
 
-def borders(a: str, b: str) -> bool | None:
+def borders(a: str, b: str, atlas: Atlas = SHIPPED) -> bool | None:
     """Whether two territories share a border; None when the map data cannot tell."""
-    if b in ADJACENT[a]:
+    if b in atlas.adjacent[a]:
         return True
-    if a in BORDERS_COMPLETE or b in BORDERS_COMPLETE:
+    if a in atlas.borders_complete or b in atlas.borders_complete:
         return False
     return None
 
 
-def airfield_reaches(strip: str | None, source: str | None, target: str | None, reach: str = "attacked") -> bool | None:
+def airfield_reaches(strip: str | None, source: str | None, target: str | None, reach: str = "attacked",
+                     atlas: Atlas = SHIPPED) -> bool | None:
     """Whether an airfield on `strip` adds its +1 to a battle from `source` into `target`.
 
     None when the tracker cannot tell (the airfield or the territories are not named, or the
@@ -107,7 +166,7 @@ def airfield_reaches(strip: str | None, source: str | None, target: str | None, 
     if strip in (source, target):
         return True
     sites = [target] + ([source] if reach == "either" else [])
-    answers = [None if site is None else borders(strip, site) for site in sites]
+    answers = [None if site is None else borders(strip, site, atlas) for site in sites]
     if True in answers:
         return True
     return None if None in answers else False
@@ -341,27 +400,27 @@ def _new_turn(number: int, player: str) -> dict[str, Any]:
     }
 
 
-def _region_bonus(side: Mapping[str, Any]) -> int | None:
+def _region_bonus(state: Mapping[str, Any], side: Mapping[str, Any]) -> int | None:
     if side["region_bonus"] is not None:
         return side["region_bonus"]
     if side.get("region_bonus_due"):
         return None
     regions = side["regions"] or []
-    bonuses = [REGIONS[r].get("bonus") for r in regions]
+    bonuses = [_atlas(state).regions[r]["bonus"] for r in regions]
     if any(b is None for b in bonuses):
         return None
     return sum(bonuses)
 
 
-def _region_members(region: str) -> list[str]:
-    return [_BY_KEY[_key(t)] for t in REGIONS[region]["territories"]]
+def _region_members(state: Mapping[str, Any], region: str) -> list[str]:
+    return list(_atlas(state).regions[region]["territories"])
 
 
 def _lose_regions(state: dict[str, Any], loser: str, taken: str) -> None:
     """Stop paying the bonus of any region `loser` held that includes the conquered `taken`."""
     side = state["sides"][loser]
     for region in REGIONS:
-        members = _region_members(region)
+        members = _region_members(state, region)
         if taken not in members:
             continue
         ticked = side["regions"] is not None and region in side["regions"]
@@ -373,7 +432,7 @@ def _lose_regions(state: dict[str, Any], loser: str, taken: str) -> None:
             side["regions"].remove(region)
         if side["region_bonus"] is None:
             continue
-        printed = REGIONS[region].get("bonus")
+        printed = _atlas(state).regions[region]["bonus"]
         if printed is not None:
             side["region_bonus"] = max(0, side["region_bonus"] - printed)
         else:
@@ -387,7 +446,7 @@ def _lose_regions(state: dict[str, Any], loser: str, taken: str) -> None:
 def _breakdown(state: Mapping[str, Any], player: str) -> dict[str, Any] | None:
     """The live reinforcement breakdown, or None while a needed count is unknown."""
     side = state["sides"][player]
-    bonus = _region_bonus(side)
+    bonus = _region_bonus(state, side)
     if side["territories"] is None or bonus is None:
         return None
     try:
@@ -465,9 +524,9 @@ def mission_status(state: Mapping[str, Any], player: str, mission: str) -> bool 
     if kind in ("region", "regions"):
         held = side["regions"]
         if held is None:
-            members = REGIONS[spec["region"]]["territories"] if kind == "region" else []
+            members = _region_members(state, spec["region"]) if kind == "region" else []
             if kind == "region" and members:
-                owners = [_known_owner(state, _BY_KEY[_key(t)]) for t in members]
+                owners = [_known_owner(state, t) for t in members]
                 if any(o is not None and o != player for o in owners):
                     return False
             return None
@@ -487,11 +546,13 @@ def mission_status(state: Mapping[str, Any], player: str, mission: str) -> bool 
             return False
         return None
     if kind == "rough":
-        held = sum(1 for t in ROUGH if _known_owner(state, t) == player)
-        others = sum(1 for t in ROUGH if _known_owner(state, t) not in (None, player))
+        rough = _atlas(state).rough
+        held = sum(1 for t in rough if _known_owner(state, t) == player)
+        others = sum(1 for t in rough if _known_owner(state, t) not in (None, player))
         if held >= spec["count"]:
             return True
-        if ROUGH and len(ROUGH) - others < spec["count"]:
+        # the rulebook's count stands for the rough territories nobody has named yet
+        if ROUGH_COUNT - others < spec["count"]:
             return False
         return None
     raise RuleError(f"mission {mission!r} has an unknown kind {kind!r} in risk_map.toml")
@@ -530,7 +591,7 @@ def _option_players(options: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def new(options: Mapping[str, Any]) -> dict[str, Any]:
+def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A game before the first turn. See OPTION_KEYS; every option is checked."""
     require(isinstance(options, Mapping), "options must be a mapping")
     for key in options:
@@ -639,6 +700,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         "last_resistance": None,
         "winner": None,
         "win_reason": None,
+        "map": dict(map_data or {}),
     }
     state["turn"]["phase"] = _start_phase(state)
     return state
@@ -811,7 +873,7 @@ def _reinforce(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(side["territories"] is not None, f"enter {player}'s territory and city counts first, to work out the troops")
     if side.get("region_bonus_due"):
         raise RuleError(f"{player} lost a region the typed region bonus counted: enter region_bonus again (or tick the regions held)")
-    require(_region_bonus(side) is not None, f"a region {player} holds has no bonus in the map data: enter region_bonus")
+    require(_region_bonus(state, side) is not None, f"a region {player} holds has no bonus in the map data: enter region_bonus")
     require(_breakdown(state, player) is not None, f"{player}'s counts do not fit together (capitals or cities exceed territories): correct them")
     _advance(state, "attack")
 
@@ -855,9 +917,10 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         owner = _known_owner(state, target)
         require(owner in (None, defender), f"'to': {target} is held by {owner}, not {defender}")
         require(source is None or source != target, "'to' must differ from 'from'")
-        if source is not None and (source in BORDERS_COMPLETE or target in BORDERS_COMPLETE):
-            require(target in ADJACENT[source], f"'to': {target} does not border {source}")
-    rough = bool(_flag(action, "rough")) or (target in ROUGH)
+        atlas = _atlas(state)
+        if source is not None and (source in atlas.borders_complete or target in atlas.borders_complete):
+            require(target in atlas.adjacent[source], f"'to': {target} does not border {source}")
+    rough = bool(_flag(action, "rough")) or (target in _atlas(state).rough)
     is_object = bool(_flag(action, "object")) or (target in OBJECTS)
     city = _flag(action, "city")
     if city is None:
@@ -883,7 +946,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             return flag
         if strip is None:
             return False
-        reaches = airfield_reaches(strip["territory"], source, target, state.get("airfield_reach", "attacked"))
+        reaches = airfield_reaches(strip["territory"], source, target, state.get("airfield_reach", "attacked"), _atlas(state))
         if reaches is None:
             # Left without the bonus, but the page says so: the table knows where it stands.
             unsure.append({"player": side_name, "territory": strip["territory"], "flag": key})
@@ -1161,7 +1224,7 @@ def _player_view(state: Mapping[str, Any], player: str) -> dict[str, Any]:
         "cities": side["cities"],
         "troops": side["troops"],
         "regions": list(side["regions"]) if side["regions"] is not None else None,
-        "region_bonus": _region_bonus(side),
+        "region_bonus": _region_bonus(state, side),
         "region_bonus_typed": side["region_bonus"],
         "region_bonus_due": bool(side.get("region_bonus_due")),
         "capitals": list(side["capitals"]),
@@ -1281,10 +1344,24 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "discard": state["discard"],
         "territory_names": list(TERRITORIES),
         "owners": {t: state["owners"][t] for t in TERRITORIES if t in state["owners"]},
-        "regions": {name: {"bonus": r.get("bonus"), "territories": list(r["territories"])} for name, r in REGIONS.items()},
+        "regions": {name: {"bonus": r["bonus"], "territories": list(r["territories"])} for name, r in _atlas(state).regions.items()},
+        "map": _map_view(state),
         "winner": state["winner"],
         "over": state["winner"] is not None,
         "message": _message(state),
+    }
+
+
+def _map_view(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What the page's Map form needs: the names, and what is known or still missing."""
+    atlas = _atlas(state)
+    return {
+        "game": "risk",
+        "borders_known": sorted(atlas.borders_complete),
+        "rough": sorted(atlas.rough),
+        "rough_count": ROUGH_COUNT,
+        "regions_missing_bonus": [r for r, spec in atlas.regions.items() if spec["bonus"] is None],
+        "completed": dict(state.get("map") or {}),
     }
 
 
@@ -1320,3 +1397,16 @@ ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, v
                      "choices": [{"label": "attacks into or out of its own territory (our reading)", "options": {"airfield_reach": "attacked"}},
                                  {"label": "also every attack from a territory next to it", "options": {"airfield_reach": "either"}}]},
                 ))
+
+
+def engine(map_data: Mapping[str, Any] | None = None) -> Engine:
+    """The engine with the players' completion of the map (MAP_FORM-checked data) in every state it sees."""
+    if not map_data:
+        return ENGINE
+    data = dict(map_data)
+
+    def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
+        return {**state, "map": data}
+
+    return replace(ENGINE, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
+                   view=lambda state: view(stamp(state)))

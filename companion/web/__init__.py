@@ -18,6 +18,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request, send_from_directory
 
 from companion.games.base import RuleError
+from companion.games.mapdata import MapFileError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
@@ -383,6 +384,23 @@ def create_app(companion) -> Flask:
         if step == "save":
             return jsonify(d.save())
         raise ApiError(404, f"no calibration action {step!r}: start, begin, finish, cancel or save")
+
+    @app.get("/api/map/<game>")
+    def api_map(game: str):
+        try:
+            return jsonify({"game": game, "completed": companion.maps.get(game)})
+        except MapFileError as exc:
+            raise ApiError(404, str(exc)) from None
+
+    @app.post("/api/map/<game>")
+    @change
+    def api_map_add(game: str):
+        """The players add what the printed board shows and the shipped map lacks (saved beside the config)."""
+        try:
+            completed = companion.complete_map(game, _body().get("add"))
+        except MapFileError as exc:
+            raise ApiError(400, f"nothing was saved: {exc}") from None
+        return jsonify({"ok": True, "game": game, "completed": completed, "state": state_payload()})
 
     @app.post("/api/buttons/<name>")
     @change

@@ -253,6 +253,32 @@ def test_risk_owners_are_entered_and_an_airfield_without_a_territory_is_removed(
         context.close()
 
 
+def test_the_map_form_saves_a_border_beside_the_config(browser, tmp_path):
+    """Risk: the players enter a border their printed board shows; it is saved in maps/risk.toml."""
+    own = Table(tmp_path)
+    own.new_game("risk", {"players": ["Ann", "Bob"]})
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    assert context.request.post(own.url + "/api/login", data={"pin": PIN}).ok
+    page = context.new_page()
+    try:
+        open_page(page, own)
+        page.wait_for_selector(".rk-map", timeout=5000)
+        page.locator(".rk-map > summary").click()
+        page.fill(".rk-map [name=a]", "Italy")
+        page.fill(".rk-map [name=b]", "Austrai")
+        page.click("text=Add border")
+        page.wait_for_function("document.querySelector('.rk-map').textContent.includes('did you mean Austria')", timeout=3000)
+        assert not (tmp_path / "maps" / "risk.toml").exists()
+        page.fill(".rk-map [name=b]", "Austria")
+        page.click("text=Add border")
+        page.wait_for_function("document.querySelector('.rk-map') && document.querySelector('.rk-map').textContent.includes('Saved')", timeout=3000)
+        assert '["Austria", "Italy"]' in (tmp_path / "maps" / "risk.toml").read_text()
+        shot(page, "risk-map")
+    finally:
+        context.close()
+        own.stop()
+
+
 @pytest.mark.parametrize("size", [{"width": 800, "height": 1280}, {"width": 390, "height": 844}])
 def test_portrait_tablet_and_phone(browser, table, size):
     table.new_game("balance_duels", {"players": 2})

@@ -209,11 +209,20 @@ def test_a_region_known_only_from_the_owners_stops_paying_the_typed_bonus():
     assert risk.view(state)["reinforcements"]["regions"] == 0
 
 
-def test_a_lost_region_with_a_printed_bonus_takes_just_that_off_the_typed_number(monkeypatch):
-    # Were orange's territories in the map data, losing one takes its printed 5 off.
-    monkeypatch.setitem(risk.REGIONS["orange"], "territories", ["Belgium", "Netherlands"])
-    state = risk.act(basic(), {"type": "set_counts", "player": "Ann", "regions": ["orange", "blue"], "region_bonus": 9})
-    state = bob_takes_belgium(state)
+def test_a_lost_region_with_a_printed_bonus_takes_just_that_off_the_typed_number():
+    # With orange's territories completed by the players, losing one takes its printed 5 off.
+    completed = risk.MAP_FORM.add(risk.MAP_FORM.empty(), {"regions": {"orange": {"territories": ["Hungary", "Romania"]}}})
+    eng = risk.engine(completed)
+    state = eng.new({"players": ["Ann", "Bob"]})
+    for action in ({"type": "set_counts", "player": "Ann", "territories": 12, "cities": 3},
+                   {"type": "set_counts", "player": "Bob", "territories": 10, "cities": 2},
+                   {"type": "set_counts", "player": "Ann", "regions": ["orange", "blue"], "region_bonus": 9},
+                   {"type": "end_turn"},
+                   {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 1, "to": "Romania"},
+                   {"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [1]},
+                   {"type": "draw_card", "stars": 1},
+                   {"type": "end_turn"}):
+        state = eng.act(state, action)
     assert risk.view(state)["reinforcements"]["regions"] == 4
     assert risk.view(state)["players"][0]["regions"] == ["blue"]
 

@@ -96,6 +96,7 @@
     act: (action) => post("/api/action", { action }),
     roll: (n) => post("/api/dice", { n: n || 1 }).then((d) => d.values),
     undo: () => post("/api/undo"),
+    map: (game, add) => post(`/api/map/${game}`, { add }),
   };
   window.companionApi = api;
 

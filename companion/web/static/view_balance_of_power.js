@@ -392,6 +392,7 @@
     root.appendChild(refs);
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
     if (view.tracking === "board" && !view.over) root.appendChild(mapPanel(view, send));
+    if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "bp"));
     placeError(root, header);
     el.replaceChildren(root);
     // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)

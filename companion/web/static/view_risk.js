@@ -507,6 +507,7 @@
     // the turn's own controls first; the standings (also in the side panel) after them
     root.appendChild(scoreboard(view));
     root.appendChild(countsEditor(view, send));
+    if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "rk"));
     placeError(root, header);
     el.replaceChildren(root);
     // a table that scrolls sideways takes the keyboard's focus (the shell marks them too, but this view redraws itself)

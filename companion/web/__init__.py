@@ -22,7 +22,7 @@ from companion.games.mapdata import MapFileError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors
-from companion.web import join
+from companion.web import assets, join
 from companion.web.feed import StreamFeed
 from companion.web.serving import MAX_BODY_BYTES
 
@@ -121,11 +121,11 @@ def create_app(companion) -> Flask:
     # --- the page and its assets
     @app.get("/")
     def index():
-        return send_from_directory(STATIC, "index.html")
+        return assets.send(STATIC, "index.html")
 
     @app.get("/static/<path:name>")
     def static_file(name: str):
-        return send_from_directory(STATIC, name)
+        return assets.send(STATIC, name)
 
     # --- reading
     @app.get("/api/state")

@@ -10,6 +10,10 @@ Money only moves between the bank, the six treasuries and the players' cash,
 so `bank + treasuries + cash` stays 0 for the whole game (the bank starts at 0
 and never runs out; a negative balance is what it has paid out).
 
+A player may keep their cash secret (`hide_cash`): the state still holds it, so the
+rules and a replay are exact, but `view` and `scores` leave out every figure that
+would give it away until the game is over (docs/imperial.md, "Hidden cash").
+
 Every home province of a nation is modelled by its city, as the printed board has
 them (data/imperial_board.toml): brown cities (armament facilities, ids `brown1`,
 `brown2`, ...) and light-blue harbour cities (shipyards, `blue1`, ...). China has three
@@ -192,6 +196,7 @@ class State:
     turns_taken: int = 0
     last: tuple[str, ...] = ()  # what the latest action did, for the page
     swiss_block: str = "investor"  # one of SWISS_BLOCKS
+    hidden_cash: tuple[str, ...] = ()  # players keeping their cash secret, in seating order
 
 
 def _sort_bonds(bonds: list[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
@@ -301,7 +306,15 @@ def _set_balance(state: State, account: tuple[str, str], amount: int) -> State:
     return _with_player(state, replace(_player(state, key), cash=amount))
 
 
-def _shortfall_message(account: tuple[str, str], has: int, needs: int, purpose: str) -> str:
+def _secret(state: State) -> frozenset[str]:
+    """Players whose cash the shared page must not give away; the end of the game reveals everyone."""
+    return frozenset() if state.phase == OVER else frozenset(state.hidden_cash)
+
+
+def _shortfall_message(state: State, account: tuple[str, str], has: int, needs: int, purpose: str) -> str:
+    if account[0] == "cash" and account[1] in _secret(state):
+        # the refusal itself says "not enough"; the figures would say how much there is
+        return f"{account[1]} cannot pay the {needs} million {purpose} costs (their cash is hidden)"
     return (
         f"{_account_name(account)} has {has} million but {purpose} costs {needs}: "
         f"short by {needs - has} million"
@@ -314,7 +327,7 @@ def _transfer(state: State, source: tuple[str, str], dest: tuple[str, str], amou
         return state
     has = _balance(state, source)
     if source != BANK and has < amount:
-        raise RuleError(_shortfall_message(source, has, amount, purpose))
+        raise RuleError(_shortfall_message(state, source, has, amount, purpose))
     state = _set_balance(state, source, has - amount)
     return _set_balance(state, dest, _balance(state, dest) + amount)
 
@@ -586,6 +599,9 @@ def _may_be_blocked(state: State, nation: Nation) -> bool:
     """Whether a block is possible now or after the Swiss banks donate what the treasury lacks."""
     short = sum(_interest_due(state, nation.id).values()) - nation.treasury
     banks = _swiss_banks(state)
+    if any(name in _secret(state) for name in banks):
+        # asking only when the hidden cash would cover the gap would tell the table how much it is
+        return True
     return bool(banks) and short <= sum(_player(state, name).cash for name in banks)
 
 
@@ -619,7 +635,7 @@ def _rondel(state: State, action: Mapping[str, Any]) -> State:
     purpose = f"moving {_name(mover.id)} to {RONDEL_NAMES[target]}"
     if need > cost:
         purpose += " (with the interest the treasury cannot pay)"
-    require(has >= need, _shortfall_message(_cash(government), has, need, purpose))
+    require(has >= need, _shortfall_message(state, _cash(government), has, need, purpose))
     if passing and _may_be_blocked(state, mover):
         state = replace(state, phase=PASS_CHECK, pending=target)
         return _note(state, f"{_name(mover.id)} wants to pass Investor on the way to {RONDEL_NAMES[target]}")
@@ -1046,6 +1062,21 @@ def _donate(state: State, action: Mapping[str, Any]) -> State:
     return _note(state, f"{name} gives {amount} million to the {_name(nation_id)} treasury")
 
 
+def _hide_cash(state: State, action: Mapping[str, Any]) -> State:
+    _only_keys(action, {"player", "hidden"})
+    name = _player_arg(state, action)
+    hidden = field(action, "hidden", bool)
+    require(
+        (name in state.hidden_cash) != hidden,
+        f"{name}'s cash is already {'hidden' if hidden else 'shown'}",
+    )
+    if hidden:
+        names = [p.name for p in state.players if p.name in state.hidden_cash or p.name == name]
+        return _note(replace(state, hidden_cash=tuple(names)), f"{name} keeps their cash secret")
+    names = [n for n in state.hidden_cash if n != name]
+    return _note(replace(state, hidden_cash=tuple(names)), f"{name} shows their cash again")
+
+
 def _correct(state: State, action: Mapping[str, Any]) -> State:
     what = field(action, "what", str)
     spec = _CORRECTIONS.get(what)
@@ -1070,6 +1101,8 @@ def _correct_money(state: State, account: tuple[str, str], value: object, label:
         state = _transfer(state, BANK, account, value - old, "a correction")
     else:
         state = _transfer(state, account, BANK, old - value, "a correction")
+    if account[0] == "cash" and account[1] in _secret(state):
+        return _note(state, f"Correction: {label} (hidden)")
     return _note(state, f"Correction: {label} {old} → {value}")
 
 
@@ -1159,6 +1192,7 @@ _HANDLERS: dict[str, Callable[[State, Mapping[str, Any]], State]] = {
     "invest": _invest,
     "pass": _pass,
     "donate": _donate,
+    "hide_cash": _hide_cash,
     "correct": _correct,
 }
 
@@ -1231,11 +1265,19 @@ def _running_scores(state: State) -> dict[str, int]:
     return {p.name: final_score(p.bonds, p.cash, points) for p in state.players}
 
 
+def _shown_scores(state: State) -> dict[str, int]:
+    """The running scores the table may see: a hidden player's score less their public bonds is their cash."""
+    secret = _secret(state)
+    return {name: score for name, score in _running_scores(state).items() if name not in secret}
+
+
 def _ranking(state: State) -> list[str]:
     points = {n.id: n.power_points for n in state.nations}
     totals = _running_scores(state)
+    secret = _secret(state)
+    # a hidden player's place among the others would bound their cash
     return sorted(
-        (p.name for p in state.players),
+        (p.name for p in state.players if p.name not in secret),
         key=lambda name: (totals[name], tie_break(_player(state, name).bonds, points)),
         reverse=True,
     )
@@ -1258,7 +1300,7 @@ def _rondel_options(state: State) -> list[dict[str, Any]]:
     mover = state.nations[state.turn]
     government = mover.government
     assert government is not None
-    cash = _player(state, government).cash
+    cash = None if government in _secret(state) else _player(state, government).cash
     blockable = _may_be_blocked(state, mover)
     options = []
     for space in RONDEL:
@@ -1274,7 +1316,8 @@ def _rondel_options(state: State) -> list[dict[str, Any]]:
             "distance": distance if mover.rondel is not None else None,
             "cost": cost,
             "needs": need,
-            "shortfall": max(0, need - cash),
+            # a free move tells nothing about the cash; any other answer would bound it
+            "shortfall": 0 if need == 0 else None if cash is None else max(0, need - cash),
             "passes_investor": passing,
             "swiss_bank_may_block": passing and blockable,
             "blocked": passing and state.pass_blocked,
@@ -1323,15 +1366,17 @@ def _tax_preview(nation: Nation) -> dict[str, int]:
 
 def _player_view(state: State, player: Player, score: int) -> dict[str, Any]:
     governs = _governs(state, player.name)
+    hidden = player.name in _secret(state)
     return {
         "name": player.name,
-        "cash": player.cash,
+        "cash": None if hidden else player.cash,
+        "cash_hidden": hidden,
         "bonds": [{"nation": n, "value": v, "interest": INTEREST[v]} for n, v in player.bonds],
         "bond_totals": {n: player.bond_total(n) for n in NATIONS if player.bond_total(n)},
         "governs": governs,
         "swiss_bank": not governs,
         "investor_card": player.name == state.investor_card,
-        "score": score,
+        "score": None if hidden else score,
     }
 
 
@@ -1340,6 +1385,7 @@ def _decision_view(state: State) -> dict[str, Any] | None:
         return None
     name = state.queue[0]
     player = _player(state, name)
+    hidden = name in _secret(state)
     nations = [NATIONS[state.draft_nation]] if state.phase == DRAFT else list(NATIONS)
     choices = []
     for nation_id in nations:
@@ -1354,12 +1400,13 @@ def _decision_view(state: State) -> dict[str, Any] | None:
                     "value": value,
                     "trade_in": trade_in,
                     "price": price,
-                    "affordable": price <= player.cash,
+                    "affordable": None if hidden else price <= player.cash,
                 })
     return {
         "player": name,
         "role": "draft" if state.phase == DRAFT else ("investor" if name == state.investor_card else "swiss_bank"),
-        "cash": player.cash,
+        "cash": None if hidden else player.cash,
+        "cash_hidden": hidden,
         "waiting": list(state.queue[1:]),
         "choices": choices,
     }
@@ -1368,6 +1415,7 @@ def _decision_view(state: State) -> dict[str, Any] | None:
 def view(state: State) -> dict[str, Any]:
     """Everything the table page shows, as JSON-safe data."""
     scores_now = _running_scores(state)
+    secret = _secret(state)
     mover = state.nations[state.turn] if state.phase not in (DRAFT, OVER) else None
     production = None
     if state.phase == PRODUCTION and mover is not None:
@@ -1380,7 +1428,7 @@ def view(state: State) -> dict[str, Any]:
         "phase": state.phase,
         "expected": _expected(state),
         "message": _expected(state),
-        "actions": list(_PHASE_ACTIONS[state.phase]) + ([] if over else ["donate"]) + ["correct"],
+        "actions": list(_PHASE_ACTIONS[state.phase]) + ([] if over else ["donate", "hide_cash"]) + ["correct"],
         "to_move": mover.id if mover else None,
         "acting_player": state.queue[0] if state.queue else (mover.government if mover else None),
         "pending_target": state.pending,
@@ -1402,9 +1450,11 @@ def view(state: State) -> dict[str, Any]:
         "decision": _decision_view(state),
         "production": production,
         "factory_sites": [c.id for c in _build_sites(mover)] if state.phase == FACTORY and mover else [],
-        "bank_paid_out": -state.bank,
+        # all money adds up to zero, so the bank's balance and the public counts give away the hidden sum
+        "bank_paid_out": None if secret else -state.bank,
         "bonds": [{"value": v, "interest": i} for v, i in BONDS],
-        "scores": scores_now,
+        "scores": _shown_scores(state),
+        "cash_hidden": [p.name for p in state.players if p.name in secret],
         "ranking": _ranking(state),
         "game_over": over,
         "winners": _winners(state) if over else [],
@@ -1421,8 +1471,8 @@ def view(state: State) -> dict[str, Any]:
 
 
 def scores(state: State) -> dict[str, int]:
-    """The running score: bonds' interest times power factor, plus cash."""
-    return _running_scores(state)
+    """The running score: bonds' interest times power factor, plus cash; players hiding their cash are left out."""
+    return _shown_scores(state)
 
 
 ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=view, scores=scores, seats=(2, 6, 4),

@@ -878,7 +878,7 @@ def test_view_is_json_and_shows_the_costs_for_the_nation_to_move(three):
     assert ann["governs"] == ["russia", "brazil"] and not ann["swiss_bank"]
     assert {"nation": "russia", "value": 9, "interest": 4} in ann["bonds"]
     assert data["investor_card"] == "Bob" and data["scores"] == scores(state)
-    assert data["actions"] == ["rondel", "donate", "correct"]
+    assert data["actions"] == ["rondel", "donate", "hide_cash", "correct"]
 
 
 def test_engine_contract():
@@ -1049,3 +1049,184 @@ def test_unit_supply_per_nation_follows_the_box():
     with pytest.raises(RuleError, match="'value' must be at most 8"):
         act(state, correct("armies", 9, nation="russia"))
     assert view(state)["nations"][NATIONS.index("china")]["supply"] == {"armies": 10, "fleets": 6}
+
+
+# ------------------------------------------- Separate Funds: cash kept secret
+
+
+def hide(name, hidden=True):
+    return {"type": "hide_cash", "player": name, "hidden": hidden}
+
+
+def other_cash(state, name, delta):
+    """The same table, except that `name` holds `delta` more (the bank the other side, as always)."""
+    players = tuple(replace(p, cash=p.cash + delta) if p.name == name else p for p in state.players)
+    return replace(state, players=players, bank=state.bank - delta)
+
+
+def gives_nothing_away(state, name):
+    """Whatever the hidden cash were, the table would see the same page and the same scores."""
+    for delta in (1, 7, 40, -cash(state, name)):
+        other = other_cash(state, name, delta)
+        assert view(other) == view(state), f"the view changes with {name}'s hidden cash (by {delta})"
+        assert scores(other) == scores(state)
+
+
+def test_a_player_keeps_their_cash_secret_and_shows_it_again(three):
+    before = view(three)
+    state = play(three, hide("Ann"))
+    assert cash(state, "Ann") == cash(three, "Ann")  # the engine still counts it
+    assert replace(state, hidden_cash=(), last=()) == replace(three, last=())
+    data = view(state)
+    ann = data["players"][0]
+    assert (ann["cash"], ann["score"], ann["cash_hidden"]) == (None, None, True)
+    assert data["cash_hidden"] == ["Ann"] and data["last"] == ["Ann keeps their cash secret"]
+    # her score less her public bonds would be her cash, her place in the ranking would bound it,
+    # and with the treasuries public the bank's balance would leave it as the only unknown
+    assert "Ann" not in scores(state) and "Ann" not in data["scores"] and "Ann" not in data["ranking"]
+    assert data["scores"] == {"Bob": before["scores"]["Bob"], "Cy": before["scores"]["Cy"]}
+    assert data["bank_paid_out"] is None
+    # what the rules keep public stays on the page: every treasury, bonds, governments
+    assert data["nations"] == before["nations"]
+    assert [p["bonds"] for p in data["players"]] == [p["bonds"] for p in before["players"]]
+    assert data["players"][1] == before["players"][1]
+    gives_nothing_away(state, "Ann")
+
+    shown = play(state, hide("Ann", False))
+    assert shown.hidden_cash == () and view(shown)["last"] == ["Ann shows their cash again"]
+    assert {k: v for k, v in view(shown).items() if k != "last"} == {k: v for k, v in before.items() if k != "last"}
+
+
+def test_several_players_may_hide_in_any_order_and_are_kept_in_seat_order(three):
+    state = play(three, hide("Cy"), hide("Ann"))
+    assert state.hidden_cash == ("Ann", "Cy") and view(state)["cash_hidden"] == ["Ann", "Cy"]
+    assert list(scores(state)) == ["Bob"] and view(state)["ranking"] == ["Bob"]
+    gives_nothing_away(state, "Ann")
+    gives_nothing_away(state, "Cy")
+    assert play(state, hide("Cy", False)).hidden_cash == ("Ann",)
+
+
+@pytest.mark.parametrize(
+    ("action", "words"),
+    [
+        ({"type": "hide_cash", "player": "Dee", "hidden": True}, "unknown player 'Dee'"),
+        ({"type": "hide_cash", "player": 3, "hidden": True}, "'player' must be str"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": "yes"}, "'hidden' must be bool"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": 1}, "'hidden' must be bool"),
+        ({"type": "hide_cash", "player": "Ann"}, "missing 'hidden'"),
+        ({"type": "hide_cash", "hidden": True}, "missing 'player'"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": True, "nation": "china"}, "does not take 'nation'"),
+        ({"type": "hide_cash", "player": "Bob", "hidden": False}, "Bob's cash is already shown"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": True}, "Ann's cash is already hidden"),
+    ],
+)
+def test_hide_cash_names_what_is_wrong_and_changes_nothing(three, action, words):
+    state = play(three, hide("Ann"))
+    snapshot = copy.deepcopy(state)
+    with pytest.raises(RuleError, match=words):
+        act(state, action)
+    assert state == snapshot
+
+
+def test_the_government_moves_on_the_rondel_without_the_page_saying_what_it_can_afford(three):
+    state = play(three, move("russia", "factory"), {"type": "skip"})
+    for other in NATIONS[1:]:
+        state = play(state, move(other, "taxation"))
+    state = play(state, hide("Ann"))
+    options = {o["target"]: o for o in view(state)["rondel"]["options"]}
+    # free spaces tell nothing; for the paid ones "short by" would bound Ann's 2 million
+    assert options["production1"]["shortfall"] == 0
+    assert options["maneuver2"]["cost"] == 3 and options["maneuver2"]["shortfall"] is None
+    assert options["import"]["shortfall"] is None
+    gives_nothing_away(state, "Ann")
+    # a move she cannot pay is still refused, but without her figures; what she pays is said as at the table
+    with pytest.raises(RuleError, match=r"^Ann cannot pay the 3 million moving Russia to Maneuver costs \(their cash is hidden\)$"):
+        act(state, move("russia", "maneuver2"))
+    with pytest.raises(RuleError, match=r"^Ann cannot pay the 5 million a gift of 5 million costs"):
+        act(state, {"type": "donate", "player": "Ann", "nation": "china", "amount": 5})
+    state = play(state, move("russia", "production2"))
+    assert cash(state, "Ann") == 0 and view(state)["last"][0].startswith("Russia moves to Production; Ann pays 2 million")
+    gives_nothing_away(state, "Ann")
+
+
+def test_an_investor_with_hidden_cash_chooses_without_the_page_marking_what_they_can_buy():
+    state = swiss_bank_game(["Ann", "Bob", "Cy"])
+    state = play(state, hide("Bob"))
+    decision = view(state)["decision"]
+    assert decision["player"] == "Bob" and decision["cash"] is None and decision["cash_hidden"]
+    assert {c["affordable"] for c in decision["choices"]} == {None}
+    assert {c["price"] for c in decision["choices"]} >= {4, 30}  # prices are on the bonds for all to see
+    gives_nothing_away(state, "Bob")
+    with pytest.raises(RuleError, match=r"^Bob cannot pay the 30 million the Russia 30-million bond costs"):
+        act(state, {"type": "invest", "player": "Bob", "nation": "russia", "value": 30})
+    state = play(state, {"type": "invest", "player": "Bob", "nation": "russia", "value": 16})
+    assert cash(state, "Bob") == 10
+    gives_nothing_away(state, "Bob")
+    # the next decider's cash is theirs to show
+    assert view(state)["decision"]["cash"] == cash(state, "Cy")
+
+
+def test_a_hidden_swiss_bank_is_always_asked_so_the_question_tells_nothing():
+    # with open cash, nobody is asked when the Swiss banks together could not make the interest up ...
+    state = play(blocked_setup(), correct("treasury", 0, nation="russia"), correct("cash", 5, player="Ann"), correct("cash", 5, player="Cy"))
+    assert play(state, move("russia", "import")).phase == "import"
+    # ... but asking only then would tell the table what a hidden Swiss bank holds
+    hidden = play(state, hide("Cy"))
+    option = next(o for o in view(hidden)["rondel"]["options"] if o["target"] == "import")
+    assert option["swiss_bank_may_block"]
+    gives_nothing_away(hidden, "Cy")
+    asked = play(hidden, move("russia", "import"))
+    assert asked.phase == "pass_check" and view(asked)["swiss_banks_may_block"] == []
+    gives_nothing_away(asked, "Cy")
+    assert play(asked, {"type": "allow_pass"}).phase == "import"
+
+
+def test_a_correction_of_hidden_cash_is_noted_without_its_figures(three):
+    state = play(three, hide("Cy"), correct("cash", 11, player="Cy"))
+    assert cash(state, "Cy") == 11 and money(state) == 0
+    assert view(state)["last"] == ["Correction: Cy's cash (hidden)"]
+    gives_nothing_away(state, "Cy")
+    # corrections of the public counts still say what changed
+    state = play(state, correct("treasury", 3, nation="china"))
+    assert view(state)["last"] == ["Correction: China treasury 11 → 3"]
+
+
+def nearly_over(state):
+    """Russia one taxation short of 25 power points."""
+    return play(state, correct("power_points", 24, nation="russia"), correct("flags", 6, nation="russia"))
+
+
+def test_the_end_of_the_game_shows_everyones_cash(three):
+    state = play(nearly_over(three), hide("Ann"), hide("Cy"))
+    assert list(scores(state)) == ["Bob"]
+    state = play(state, move("russia", "taxation"))
+    assert state.phase == "over" and state.hidden_cash == ("Ann", "Cy")
+    data = view(state)
+    assert data["cash_hidden"] == [] and [p["cash"] for p in data["players"]] == [cash(state, n) for n in THREE]
+    assert scores(state) == data["scores"] == {"Ann": 24, "Bob": 2, "Cy": 7}
+    assert data["ranking"] == ["Ann", "Cy", "Bob"] and data["winners"] == ["Ann"]
+    assert data["bank_paid_out"] == -state.bank
+    assert "hide_cash" not in data["actions"]
+    with pytest.raises(RuleError, match="game is over"):
+        act(state, hide("Bob"))
+
+
+def test_hiding_is_an_event_like_any_other_so_a_replay_is_exact(three):
+    actions = [
+        hide("Ann"),
+        move("russia", "import"),
+        {"type": "import", "units": ["army"]},
+        {"type": "donate", "player": "Ann", "nation": "china", "amount": 1},
+        hide("Bob"),
+        correct("cash", 9, player="Bob"),
+        hide("Ann", False),
+        move("china", "investor"),
+    ]
+    state = play(three, *actions)
+    assert state == play(new({"players": THREE}), *actions)
+    assert state.hidden_cash == ("Bob",) and state.phase == "investor"
+    # Bob's corrected 9, then 4 interest from China and the investor card's 2; Ann's last million and 1 interest
+    assert (cash(state, "Bob"), cash(state, "Ann")) == (15, 2)
+    assert view(state)["players"][1]["cash"] is None and view(state)["players"][0]["cash"] == 2
+    # the record is JSON like every other action, so the game record keeps it as it came
+    assert json.loads(json.dumps(actions)) == actions

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.games.base import RuleError
-from companion.games.imperial import act, new, rondel_cost, tax, view
+from companion.games.imperial import act, new, rondel_cost, scores, tax, view
 from companion.games.imperial_rules import NATIONS, RONDEL, passes_investor, power_factor, tax_chart
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
@@ -32,6 +33,11 @@ def play_action(state, draw):
             "nation": draw(st.sampled_from(NATIONS)),
             "amount": draw(st.integers(1, 4)),
         }
+    if draw(st.integers(0, 14)) == 0:
+        name = draw(st.sampled_from(players))
+        # mostly a real toggle, sometimes a repeat (refused)
+        hidden = (name not in state.hidden_cash) if draw(st.integers(0, 5)) else draw(st.booleans())
+        return {"type": "hide_cash", "player": name, "hidden": hidden}
     if draw(st.integers(0, 19)) == 0:
         value = draw(st.integers(0, 30))
         if draw(st.booleans()):
@@ -40,7 +46,8 @@ def play_action(state, draw):
     if phase in ("investor", "draft"):
         decision = data["decision"]
         player = decision["player"] if draw(st.integers(0, 9)) else draw(st.sampled_from(players))
-        affordable = [c for c in decision["choices"] if c["affordable"]]
+        # None: the decider's cash is hidden, so the page cannot say
+        affordable = [c for c in decision["choices"] if c["affordable"] is not False]
         if affordable and draw(st.integers(0, 2)):
             choice = draw(st.sampled_from(affordable))
             action = {"type": "invest", "player": player, "nation": choice["nation"], "value": choice["value"]}
@@ -50,7 +57,7 @@ def play_action(state, draw):
         return {"type": "pass", "player": player}
     mover = data["to_move"]
     if phase == "rondel":
-        legal = [o["target"] for o in data["rondel"]["options"] if o["shortfall"] == 0 and not o["blocked"]]
+        legal = [o["target"] for o in data["rondel"]["options"] if not o["shortfall"] and not o["blocked"]]
         target = draw(st.sampled_from(legal)) if legal and draw(st.integers(0, 5)) else draw(st.sampled_from(RONDEL))
         return {"type": "rondel", "nation": mover, "target": target}
     if phase == "pass_check":
@@ -142,6 +149,54 @@ def test_random_play_keeps_money_power_and_governments_consistent(count, variant
         state = following
     shown = view(state)
     assert json.loads(json.dumps(shown)) == shown
+
+
+def other_cash(state, name, delta):
+    """The same table but for `name`'s cash, the bank on the other side as always."""
+    players = tuple(replace(p, cash=p.cash + delta) if p.name == name else p for p in state.players)
+    return replace(state, players=players, bank=state.bank - delta)
+
+
+def outcome(state, action):
+    try:
+        return act(state, action), None
+    except RuleError as error:
+        return None, str(error)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.integers(2, 6), variant=st.sampled_from(["standard", "experienced"]), data=st.data())
+def test_hidden_cash_leaves_no_trace_on_the_page_or_in_the_scores(count, variant, data):
+    """Non-interference: two tables alike but for a hidden player's cash look the same, and stay alike
+    through any action both accept (refusals read the same too), until the game ends or the cash is shown."""
+    state = new({"players": NAMES[:count], "variant": variant})
+    for _ in range(data.draw(st.integers(20, 80), label="steps")):
+        if state.phase == "over":
+            break
+        for name in state.hidden_cash:
+            mine = next(p.cash for p in state.players if p.name == name)
+            delta = data.draw(st.integers(-mine, 30).filter(bool), label="other cash")
+            twin = other_cash(state, name, delta)
+            assert view(twin) == view(state) and scores(twin) == scores(state), name
+            action = play_action(state, data.draw)
+            ours, our_error = outcome(state, action)
+            theirs, their_error = outcome(twin, action)
+            if ours is None and theirs is None:
+                assert our_error == their_error, action
+            elif ours is not None and theirs is not None and ours.phase != "over" and name in ours.hidden_cash:
+                assert view(theirs) == view(ours), action
+                assert scores(theirs) == scores(ours), action
+        action = play_action(state, data.draw)
+        try:
+            state = act(state, action)
+        except RuleError:
+            continue
+        shown = view(state)
+        hidden = [p.name for p in state.players if p.name in state.hidden_cash and state.phase != "over"]
+        assert shown["cash_hidden"] == hidden and sorted(scores(state)) == sorted(set(NAMES[:count]) - set(hidden))
+        for player in shown["players"]:
+            assert (player["cash"] is None) == (player["name"] in hidden) == (player["score"] is None)
+        assert (shown["bank_paid_out"] is None) == bool(hidden)
 
 
 @given(

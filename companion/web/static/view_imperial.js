@@ -39,6 +39,8 @@
     return n ? n.name : id;
   }
   function money(n) { return `${n} M`; }
+  // a secret figure is shown as such, never as a number the table could mistake for the real one
+  function secret(hidden, text) { return hidden ? h("span", { class: "imp-hidden-cash" }, "hidden") : text; }
 
   function button(label, action, api, opts) {
     const o = opts || {};
@@ -47,6 +49,7 @@
       type: "button",
       disabled: o.disabled || null,
       title: o.title || null,
+      "aria-label": o.aria || null,
       onclick: action ? () => send(api, action) : o.onclick,
     }, label);
   }
@@ -100,7 +103,8 @@
     view.rondel.spaces.forEach((space, i) => {
       const mid = -90 + i * 45;
       const opt = view.phase === "rondel" ? options[space.id] : null;
-      const reachable = opt && !opt.blocked && opt.shortfall === 0;
+      // null: the government's cash is hidden, so only the engine can say whether it is enough
+      const reachable = opt && !opt.blocked && !opt.shortfall;
       const cls = ["imp-sector", `imp-space-${space.id.replace(/\d$/, "")}`];
       if (opt) cls.push(reachable ? "imp-reachable" : "imp-unaffordable");
       if (opt && opt.blocked) cls.push("imp-blocked");
@@ -325,7 +329,7 @@
     const d = view.decision;
     const box = h("div", { class: "imp-invest" });
     const role = d.role === "investor" ? "investor card" : d.role === "swiss_bank" ? "Swiss bank" : "bond draft";
-    box.append(h("p", { class: "imp-decider" }, h("strong", {}, d.player), ` · ${role} · cash ${money(d.cash)}`,
+    box.append(h("p", { class: "imp-decider" }, h("strong", {}, d.player), ` · ${role} · cash `, secret(d.cash_hidden, money(d.cash)),
       d.waiting.length ? h("span", { class: "imp-note" }, ` · then ${d.waiting.join(", ")}`) : null));
     const nations = [...new Set(d.choices.map((c) => c.nation))];
     if (!nations.includes(ui.investNation)) ui.investNation = nations.length === 1 ? nations[0] : null;
@@ -340,7 +344,7 @@
         const action = { type: "invest", player: d.player, nation: c.nation, value: c.value };
         if (c.trade_in !== null) action.trade_in = c.trade_in;
         return button(h("span", {}, h("strong", {}, label), h("span", { class: "imp-note" }, `pay ${money(c.price)}`)), action, api,
-          { disabled: !c.affordable });
+          { disabled: c.affordable === false });
       }));
     };
     redraw();
@@ -401,7 +405,13 @@
     return h("span", { class: cls, title: words, "aria-label": words }, text + occupied);
   }
 
-  function playersTable(view) {
+  function cashToggle(p, api) {
+    const label = p.cash_hidden ? "Show my cash" : "Hide my cash";
+    return button(label, { type: "hide_cash", player: p.name, hidden: !p.cash_hidden }, api,
+      { small: true, aria: `${label} (${p.name})` });
+  }
+
+  function playersTable(view, api) {
     const head = ["Player", "Cash", "Bonds (value/interest)", "Governs", "Score"];
     return h("table", { class: "imp-table" },
       h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
@@ -409,13 +419,13 @@
         h("th", { scope: "row" }, p.name,
           p.investor_card ? h("span", { class: "imp-badge imp-badge-investor", title: "holds the investor card" }, "Investor card") : null,
           p.swiss_bank ? h("span", { class: "imp-badge imp-badge-swiss", title: "governs no nation" }, "Swiss bank") : null),
-        h("td", { class: "imp-num" }, money(p.cash)),
+        h("td", { class: "imp-num" }, secret(p.cash_hidden, money(p.cash)), view.game_over ? null : cashToggle(p, api)),
         h("td", {}, h("div", { class: "imp-bonds" }, ORDER.filter((n) => p.bond_totals[n]).map((n) =>
           h("span", { class: "imp-bond" }, h("span", { class: "imp-chip", style: `background:${NATIONS[n].colour}` }, code(n)), " ",
             p.bonds.filter((b) => b.nation === n).map((b) => `${b.value}/${b.interest}`).join(" "),
             h("span", { class: "imp-dim" }, ` Σ${p.bond_totals[n]}`))))),
         h("td", {}, p.governs.map(code).join(" ") || h("span", { class: "imp-dim" }, "—")),
-        h("td", { class: "imp-num imp-score" }, String(p.score),
+        h("td", { class: "imp-num imp-score" }, secret(p.cash_hidden, String(p.score)),
           view.winners.includes(p.name) ? h("span", { class: "imp-badge imp-badge-investor" }, "winner") : null)))));
   }
 
@@ -537,7 +547,7 @@
           + "next tax: revenue → power points")),
       h("section", { class: "imp-card" }, h("h2", {}, "Investors"),
         h("p", { class: "imp-line" }, "Investor card: ", h("strong", {}, view.investor_card || "—"), " · Swiss banks: ", h("strong", {}, swiss)),
-        h("div", { class: "imp-scroll" }, playersTable(view))),
+        h("div", { class: "imp-scroll" }, playersTable(view, api))),
       h("section", { class: "imp-card" }, h("h2", {}, "Table tools"), extras(view, api)));
     el.replaceChildren(root);
     paintError();

@@ -39,7 +39,8 @@ def test_a_player_hides_their_cash_and_the_page_shows_hidden_not_a_number(browse
         # the shell's score panel and chart get no number for Ann
         state = api_state(table)
         assert "Ann" not in state["scores"] and "Ann" not in state["score_history"][-1]
-        assert "Ann" not in page.locator("#scores").inner_text()
+        ann_score = page.locator("#scores tr", has_text="Ann")
+        assert ann_score.locator("td.num").inner_text() == "hidden"    # listed, with no number
         assert state["view"]["players"][0]["cash"] is None and state["view"]["bank_paid_out"] is None
         # Ann governs Russia, to move: its free first placement stays open to her on the rondel
         assert page.locator(".imp-reachable").count() == 8

@@ -230,11 +230,13 @@
 
   function renderScores(seats) {
     const scores = state.scores || {};
-    const names = Object.keys(scores);
+    // a player whose score is secret for now (Imperial's hidden cash) is listed, as "hidden", in seat order
+    const hidden = (state.view && state.view.cash_hidden) || [];
+    const names = [...new Set([...seats.players.map((p) => p.name).filter((n) => n in scores || hidden.includes(n)), ...Object.keys(scores)])];
     const colour = (n, i) => (seats.players.find((p) => p.name === n) || { colour: PLAYER_COLOURS[i % 6] }).colour;
     $("scores").replaceChildren(el("table", { class: "scores" },
       names.map((n, i) => el("tr", {}, el("td", {}, swatch({ name: n, colour: colour(n, i) }), " ", n),
-        el("td", { class: "num" }, scores[n])))));
+        el("td", { class: "num" + (n in scores ? "" : " hidden") }, n in scores ? scores[n] : "hidden")))));
     $("score-chart").replaceChildren(scoreChart(state.score_history || [], names, colour));
   }
 
@@ -245,9 +247,16 @@
     let max = 1;
     for (const p of history) for (const n of names) max = Math.max(max, Number(p[n]) || 0);
     names.forEach((n, i) => {
-      const pts = history.map((p, k) => `${pad + (k / (history.length - 1)) * (w - 2 * pad)},${h - pad - ((Number(p[n]) || 0) / max) * (h - 2 * pad)}`);
-      svg.append(el("svg:polyline", { points: pts.join(" "), fill: "none", stroke: colour(n, i), "stroke-width": 3,
-        "stroke-dasharray": i % 2 ? "6 3" : null }));
+      // a point the history lacks (a score that was secret then) breaks the line rather than drawing a 0
+      const runs = [[]];
+      history.forEach((p, k) => {
+        if (typeof p[n] !== "number") { if (runs[runs.length - 1].length) runs.push([]); return; }
+        runs[runs.length - 1].push(`${pad + (k / (history.length - 1)) * (w - 2 * pad)},${h - pad - (p[n] / max) * (h - 2 * pad)}`);
+      });
+      for (const pts of runs.filter((r) => r.length > 1)) {
+        svg.append(el("svg:polyline", { points: pts.join(" "), fill: "none", stroke: colour(n, i), "stroke-width": 3,
+          "stroke-dasharray": i % 2 ? "6 3" : null }));
+      }
     });
     return svg;
   }

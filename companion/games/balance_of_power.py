@@ -359,7 +359,7 @@ def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
         name = name.strip()
         require(name not in result, f"'players': {name!r} appears twice")
         empire = entry.get("empire")
-        require(empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
+        require(isinstance(empire, str) and empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
         require(all(p["empire"] != empire for p in result.values()), f"'players': {EMPIRES[empire]['title']} is chosen twice")
         colour = entry.get("colour") or ""
         require(isinstance(colour, str), f"'players': {name}'s colour must be a name")
@@ -854,4 +854,4 @@ ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=ne
                 seats=(2, 6, 2), default_names=tuple(spec["title"] for spec in EMPIRES.values()),
                 seat_choice={"key": "empire", "label": "empire",
                              "options": [{"value": e, "label": spec["title"]} for e, spec in EMPIRES.items()]},
-                colours=COLOURS)
+                colours=COLOURS, option_keys=OPTION_KEYS)

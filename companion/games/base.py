@@ -30,6 +30,7 @@ class Engine:
     default_names -- what players are called when the form leaves a name blank (as `new` names them)
     seat_choice   -- a choice each player makes at New game besides a name: {key, label, options: [{value, label}]}
     colours       -- the colours players choose from at New game (empty: each seat's colour is fixed)
+    option_keys   -- every option `new` takes (anything else it refuses by name)
     """
 
     name: str
@@ -42,6 +43,7 @@ class Engine:
     default_names: tuple[str, ...] = ()
     seat_choice: Mapping[str, Any] | None = None
     colours: tuple[str, ...] = ()
+    option_keys: tuple[str, ...] = ()
 
 
 def require(condition: bool, message: str) -> None:

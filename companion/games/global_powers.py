@@ -709,4 +709,4 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="global_powers", title="Global Powers", new=new, act=act, view=view, scores=scores, seats=(2, 5, 3),
-                default_names=tuple(c.capitalize() for c in COLOURS), colours=tuple(COLOURS))
+                default_names=tuple(c.capitalize() for c in COLOURS), colours=tuple(COLOURS), option_keys=OPTION_KEYS)

@@ -544,7 +544,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
 
     if variant == "basic":
         setup = options.get("setup", 1)
-        require(not isinstance(setup, bool) and setup in SETUPS, f"'setup' must be a Basic Training set-up 1-4, not {setup!r}")
+        require(type(setup) is int and setup in SETUPS, f"'setup' must be a Basic Training set-up 1-4, not {setup!r}")
         require("missions" not in options, "'missions': Basic Training takes its missions from the set-up")
         require("cities" not in options, "'cities': Basic Training takes its cities from the set-up")
         require("lost_table_size" not in options, "'lost_table_size' is a Command Post option")
@@ -557,7 +557,7 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
         require(isinstance(missions, (list, tuple)), "'missions': give the 8 missions drawn for the board")
         require(len(missions) == MISSIONS_ON_BOARD, f"'missions' must name {MISSIONS_ON_BOARD} missions, not {len(missions)}")
         for m in missions:
-            require(m in MISSIONS, f"'missions': unknown mission {m!r}")
+            require(isinstance(m, str) and m in MISSIONS, f"'missions': unknown mission {m!r}")
         require(len(set(missions)) == len(missions), "'missions' names a mission twice")
         missions = list(missions)
         cities = options.get("cities")
@@ -1309,4 +1309,5 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores, seats=(2, 2, 2),
-                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"))
+                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"),
+                option_keys=OPTION_KEYS)

@@ -59,5 +59,16 @@ def loads(text: str | bytes, where: str = "") -> Any:
     return check(json.loads(text), where)
 
 
+def unknown_if_not_finite(value: Any) -> Any:
+    """value with every non-finite number made None (unknown): for readings, where a NaN means just that."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: unknown_if_not_finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [unknown_if_not_finite(v) for v in value]
+    return value
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
     return json.dumps(value, allow_nan=False, **kwargs)

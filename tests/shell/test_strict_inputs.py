@@ -130,3 +130,16 @@ def test_a_store_that_cannot_save_asks_to_try_again_later(client, companion, mon
     r = client.post("/api/roll", json={"value": 3})
     assert r.status_code == 503 and "nothing changed" in r.get_json()["error"]
     assert int(r.headers["Retry-After"]) > 0
+
+
+def test_a_reading_gone_nan_is_shown_unknown_not_a_500(client, companion, monkeypatch):
+    # the arm's follower gives the readings the page shows, over the sensors' own
+    for source in (companion.sensors, companion.arm):
+        monkeypatch.setattr(source, "live", lambda real=source.live: {**real(), "weight_g": float("nan"),
+                                                                     "torque_gmm": float("inf")})
+    r = client.get("/api/state")
+    assert r.status_code == 200
+    live = strict(r.get_data(as_text=True))["live"]
+    assert live["weight_g"] is None and live["torque_gmm"] is None
+    feed = client.application.extensions["stream_feed"]
+    strict(feed.live().decode().split("data: ", 1)[1])

@@ -3,8 +3,13 @@
 Run: .venv/bin/python bench/http_fuzz.py [--requests 10000] [--http-requests 2000] [--seed 1] [--json FILE]
 --requests go through the Flask app in-process (70 % to an open table, 30 % to a table with a PIN, where
 half the requests carry a valid session); --http-requests go over loopback to a daemon process.
+Besides them, every run sends the hostile set (tests/reliability/httpfuzz.py, hostile_requests) to each
+target: NaN, Infinity and 1e999 in actions, options, records and every body; every option of every game
+given wrong-typed and huge values, directly and through /api/record; sequence numbers past 2^63, negative
+and 5,000 digits long in queries and Last-Event-ID; bodies past the 64 kB limit.
 Each answer is checked: no 5xx (but the documented 503s), every error a JSON object naming the problem,
-no change to the game from a refused request or a read, no CORS header. Exit code 1 on any failure.
+every JSON answer strict (no NaN/Infinity), no change to the game from a refused request or a read, no
+CORS header. Exit code 1 on any failure.
 """
 
 from __future__ import annotations
@@ -26,9 +31,24 @@ from hypothesis import strategies as st
 
 from tests.reliability.fuzzing import ActionMaker, engine_vocabulary
 from tests.reliability.harness import Client, DaemonProcess, write_config
-from tests.reliability.httpfuzz import Request, Result, Target, check, requests, send_over_http
+from tests.reliability.httpfuzz import Request, Result, Target, check, hostile_requests, requests, send_over_http
 
 PER_EXAMPLE = 5
+
+
+def send_hostile(target, failures: list[Result], *, session: bool = True) -> int:
+    """The hostile set, every run: each must keep the promises and be refused (4xx) where it is non-finite or huge."""
+    sent = 0
+    for req in hostile_requests():
+        req.session = req.session and session
+        result = target.send(req)
+        sent += 1
+        if 200 <= result.status < 300 and req.method == "POST" and req.body and \
+                any(w in req.body for w in (b"NaN", b"Infinity", b"1e999")):
+            result.problems.append("a non-finite number was taken")
+        if result.problems:
+            failures.append(result)
+    return sent
 
 
 def fuzz_in_process(target: Target, n: int, rng_seed: int, failures: list[Result]) -> None:
@@ -128,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     fig = Figures("http_fuzz", args.json)
     failures: list[Result] = []
     statuses: collections.Counter = collections.Counter()
+    hostile = 0
     with tempfile.TemporaryDirectory(prefix="companion-http-fuzz-") as tmp:
         for mode, share in (("open table", 0.7), ("table with a PIN", 0.3)):
             n = round(args.requests * share)
@@ -135,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             t = time.monotonic()
             before = len(failures)
             try:
-                fuzz_in_process(target, n, args.seed, failures)
+                hostile += send_hostile(target, failures)
+                fuzz_in_process(target, n + target.requests, args.seed, failures)
             finally:
                 target.close()
             statuses.update(target.statuses)
@@ -147,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             t = time.monotonic()
             before = len(failures)
             try:
-                fuzz_over_http(target, args.http_requests, args.seed, failures)
+                hostile += send_hostile(target, failures, session=False)
+                fuzz_over_http(target, args.http_requests + target.requests, args.seed, failures)
             finally:
                 code = target.close()
             http_done = target.requests
@@ -158,11 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(statuses.values())
     fig.put("requests", total)
     fig.put("over_http", http_done)
+    fig.put("hostile", hostile)
     fig.put("answers", dict(sorted(statuses.items())))
     fig.put("failures", len(failures))
     fig.put("failure_groups", grouped(failures)[:20])
-    fig.put("figure", f"{total} fuzzed requests, {len(failures)} failures")
-    return fig.finish(not failures and total >= args.requests + args.http_requests)
+    fig.put("figure", f"{total} requests ({hostile} of them the hostile set), {len(failures)} failures")
+    return fig.finish(not failures and total >= args.requests + args.http_requests + hostile)
 
 
 if __name__ == "__main__":

@@ -61,18 +61,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(EXIT_CONFIG, str(exc))
     changes = {}
+    port_key = "[web] port" if args.config is not None else "--port"
     if args.config is None or args.simulate:
         changes["simulate"] = True
-    if args.host:
+    if args.host is not None:
         changes["host"] = args.host
     if args.port is not None:
         if not 0 <= args.port <= 65535:
             return _fail(EXIT_CONFIG, f"--port must be from 0 to 65535, not {args.port}")
         changes["port"] = args.port
+        port_key = "--port"
     if args.db is not None:
+        if not str(args.db).strip():
+            return _fail(EXIT_CONFIG, "--db must not be empty")
         changes["store_path"] = args.db
+    if args.host is not None and not args.host.strip():
+        return _fail(EXIT_CONFIG, "--host must not be empty")
     cfg = dataclasses.replace(cfg, **changes)
-    return serve(cfg)
+    return serve(cfg, port_key=port_key)
 
 
 def cmd_hash_pin(args: argparse.Namespace) -> int:
@@ -105,7 +111,7 @@ def pin_advice(digits: int) -> str:
             "Six digits or more are suggested.")
 
 
-def serve(cfg) -> int:
+def serve(cfg, port_key: str = "[web] port") -> int:
     from companion.daemon import Companion
     from companion.store import StoreError
     from companion.web import create_app
@@ -114,19 +120,24 @@ def serve(cfg) -> int:
     from companion.games.mapdata import MapFileError
     from companion.sensing.calibration import CalibrationFileError
 
+    # the port is taken first, with the app put in later (nothing is served before server.run()): a port in use
+    # must stop the daemon before it creates its store, backups or calibration files
+    app: list = []
+    try:
+        server = serving.create(lambda environ, start_response: app[0](environ, start_response), host=cfg.host,
+                                port=cfg.port, ident="companion", threads=cfg.max_streams + 8)
+    except OSError as exc:
+        reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
+        return _fail(EXIT_CONFIG, f"{cfg.host}:{cfg.port} {reason} ({port_key}); choose another")
     try:
         companion = Companion(cfg)
     except StoreError as exc:
+        server.close()
         return _fail(EXIT_START, str(exc))
     except (CalibrationFileError, MapFileError) as exc:
+        server.close()
         return _fail(EXIT_CONFIG, str(exc))
-    try:
-        server = serving.create(create_app(companion), host=cfg.host, port=cfg.port, ident="companion",
-                                threads=cfg.max_streams + 8)
-    except OSError as exc:
-        companion.stop()
-        reason = "is already in use" if exc.errno in (98, 48) else f"cannot be opened ({exc.strerror or exc})"
-        return _fail(EXIT_START, f"{cfg.host}:{cfg.port} {reason}; choose another with --port")
+    app.append(create_app(companion))
     port = server.effective_port
     shown = "127.0.0.1" if cfg.host in join.EVERYWHERE else cfg.host
     mode = "simulated table" if cfg.simulate else "real table"

@@ -12,12 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from companion import strict_json
 from companion.games.balance_model import Model, ModelError, load_model
 from companion.mqtt.settings import MqttConfig, parse_mqtt
 from companion.pin import check_pin_text, hash_pin
 
 GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
 DEFAULT_PORT = 8080
+# far deeper than any real setting (a player list in game options is 3 levels); deeper values would reach the
+# rules engines, and json.dumps in the store, as a RecursionError
+MAX_DEPTH = 32
 
 
 class ConfigError(ValueError):
@@ -151,6 +155,39 @@ class _Checker:
         return value
 
 
+def _not_empty(v: str) -> str | None:
+    # an empty path is not "the default": Path("") is the working directory, and the store went to ./var unasked
+    return None if v.strip() else "must not be empty"
+
+
+def _where(path: str) -> str:
+    """`game.options.x` as the config's messages name keys: `[game] options.x`."""
+    section, _, rest = path.partition(".")
+    if "[" in section:          # an array of tables: load_cells[0].name
+        section, _, index = section.partition("[")
+        rest = f"#{int(index.rstrip(']')) + 1}" + (f" {rest}" if rest else "")
+    return f"[{section}] {rest}" if rest else f"[{section}]"
+
+
+def _deep(data: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The key (section, key and the one below it) holding the first value nested more than `limit` deep."""
+    stack = [("", data, 0)]
+    while stack:
+        at, v, depth = stack.pop()
+        if depth > limit:
+            return at
+        if isinstance(v, Mapping):
+            items = ((str(k), x) for k, x in v.items())
+        elif isinstance(v, list):
+            items = ((f"[{i}]", x) for i, x in enumerate(v))
+        else:
+            continue
+        for k, x in items:
+            named = at if depth >= 3 else f"{at}{k}" if k.startswith("[") or not at else f"{at}.{k}"
+            stack.append((named, x, depth + 1))
+    return None
+
+
 def _positive(v: float) -> str | None:
     return None if v > 0 else "must be greater than 0"
 
@@ -170,6 +207,9 @@ def _gpio(v: int) -> str | None:
 def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: Path | None = None) -> Config:
     """Check a config table (as read from TOML); ConfigError names the first problem."""
     c = _Checker(source)
+    deep = _deep(data)
+    if deep is not None:
+        raise c.fail(_where(deep), f"nested too deeply (more than {MAX_DEPTH} levels)")
     top = {"game", "balance", "store", "web", "simulate", "load_cells", "accelerometer", "tilt_switch",
            "buttons", "indicators", "mqtt", "button_actions", "recorder", "maps"}
     unknown = sorted(set(data) - top)
@@ -185,7 +225,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
 
     bal = c.table(data, "balance", {"model", "kappa_gmm", "theta_max_deg", "pawn_mass_g", "mass_sigma_g",
                                     "tip_sigma_gmm", "risky_probability"})
-    model_ref = c.get(bal, "balance", "model", str, "A")
+    model_ref = c.get(bal, "balance", "model", str, "A", _not_empty)
     balance = {}
     for key in ("kappa_gmm", "theta_max_deg", "tip_sigma_gmm", "risky_probability"):
         if key in bal:
@@ -195,7 +235,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
             balance[key] = c.get(bal, "balance", key, dict, None)
 
     store = c.table(data, "store", {"path"})
-    store_path = c.get(store, "store", "path", str, None)
+    store_path = c.get(store, "store", "path", str, None, _not_empty)
     maps = c.table(data, "maps", {"dir"})
     maps_dir = c.get(maps, "maps", "dir", str, None, lambda v: None if v.strip() else "must name a directory")
 
@@ -203,7 +243,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     pin = c.get(web, "web", "pin", str, None, check_pin_text)
     pin_hash = None if pin is None else pin if "$" in pin else hash_pin(pin)
     # the whole Wi-Fi may see the table only when changes need the PIN
-    host = c.get(web, "web", "host", str, "0.0.0.0" if pin_hash else "127.0.0.1")
+    host = c.get(web, "web", "host", str, "0.0.0.0" if pin_hash else "127.0.0.1", _not_empty)
     port = c.get(web, "web", "port", int, DEFAULT_PORT, _port)
     max_streams = c.get(web, "web", "max_streams", int, 24, lambda v: None if 1 <= v <= 200 else "must be from 1 to 200")
     heartbeat = c.get(web, "web", "heartbeat_s", float, 15.0,
@@ -333,6 +373,11 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
         mqtt=mqtt, button_actions=button_actions, recorder_minutes=recorder_minutes, recorder_max_mb=recorder_max_mb,
     )
+    # last, so that a known key's own check names it first: NaN or inf anywhere else (TOML has both) would reach
+    # the store through the game's options or a button's action
+    problem = strict_json.non_finite(data)
+    if problem is not None:
+        raise c.fail(_where(problem.where), "must be a finite number")
     try:
         model = cfg.model()
     except ModelError as exc:
@@ -363,4 +408,6 @@ def load(path: str | Path | None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:      # tomllib parses nested arrays and tables recursively
+        raise ConfigError(f"{p}: not valid TOML: nested too deeply (more than {MAX_DEPTH} levels)") from None
     return parse(data, str(p), p.resolve().parent)

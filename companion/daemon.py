@@ -11,6 +11,7 @@ import random
 import threading
 from typing import Any
 
+from companion import strict_json
 from companion.buttons import ButtonController
 from companion.clock import Clock
 from companion.config import Config
@@ -354,7 +355,9 @@ class Companion:
         out.update(self.controller.status())
         if self.mqtt is not None:
             out["mqtt"] = self.mqtt.status()
-        return out
+        # JSON goes out strict (companion/strict_json.py): a reading gone NaN is unknown, not a 500 for /api/state
+        # and a broken stream for every page
+        return strict_json.unknown_if_not_finite(out)
 
     # --- the demo game
     def _demo_step(self) -> None:

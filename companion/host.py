@@ -17,6 +17,7 @@ from collections import deque
 from contextlib import nullcontext
 from typing import Any, Callable, Mapping
 
+from companion import strict_json
 from companion.clock import Clock
 from companion.games.base import Engine, RuleError
 from companion.store import Event, EventStore
@@ -100,6 +101,7 @@ class GameHost:
         """Apply one action to the current game (RuleError if not allowed; nothing changes then)."""
         if not isinstance(action, Mapping):
             raise RuleError("an action must be an object")
+        _finite(action, "action")
         with self._gate:
             with self._lock:
                 new_state = self.engine.act(self._states[-1], action)
@@ -129,6 +131,7 @@ class GameHost:
         if game not in self.engines:
             raise RuleError(f"unknown game {game!r}; games: {', '.join(sorted(self.engines))}")
         options = dict(options or {})
+        _finite(options, "options")
         engine = self.engines[game]
         state = engine.new(options)
         with self._gate:
@@ -156,6 +159,10 @@ class GameHost:
         """
         if not isinstance(events, list) or not events:
             raise RuleError("a game record is a list of events, starting with its new_game")
+        for n, ev in enumerate(events, start=1):
+            problem = strict_json.non_finite(ev)
+            if problem is not None:
+                raise RuleError(f"line {n}: {problem}")
         first = events[0]
         if not isinstance(first, Mapping) or first.get("kind") != "new_game" or not isinstance(first.get("body"), Mapping):
             raise RuleError("line 1 of the record must be its new_game event")
@@ -284,6 +291,14 @@ class GameHost:
                 cb()
             except Exception:  # a listener (LEDs, the simulated table) must not break the game
                 log.exception("change listener %r failed", cb)
+
+
+def _finite(value: Any, where: str) -> None:
+    # whatever the source (page, button, config, a record), a NaN stored would leave every page unable to read
+    # the game's events; refused here by name, below the web's own check
+    problem = strict_json.non_finite(value, where)
+    if problem is not None:
+        raise RuleError(str(problem))
 
 
 def _label(action: Mapping[str, Any]) -> str:

@@ -121,7 +121,9 @@ class EventStore:
         return self._append(None, [("new_game", new_game), *steps], source)
 
     def _append(self, game_id: int | None, entries: list[tuple[str, dict[str, Any]]], source: str) -> list[Event]:
-        texts = [(kind, body, json.dumps(body, separators=(",", ":"), sort_keys=True)) for kind, body in entries]
+        # allow_nan=False: NaN would be stored as a bare word no page can parse (callers refuse it first, by name)
+        texts = [(kind, body, json.dumps(body, separators=(",", ":"), sort_keys=True, allow_nan=False))
+                 for kind, body in entries]
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         events = []
         with self._lock:

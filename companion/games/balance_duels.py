@@ -683,4 +683,5 @@ def engine(model: Model):
         scores=lambda state: scores(state, model),
         seats=(2, 4, 2),
         default_names=tuple(COLOURS),
+        option_keys=("players", *Options.__dataclass_fields__),
     )

@@ -414,7 +414,7 @@ def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
         name = name.strip()
         require(name not in result, f"'players': {name!r} appears twice")
         empire = entry.get("empire")
-        require(empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
+        require(isinstance(empire, str) and empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
         require(all(p["empire"] != empire for p in result.values()), f"'players': {EMPIRES[empire]['title']} is chosen twice")
         colour = entry.get("colour") or ""
         require(isinstance(colour, str), f"'players': {name}'s colour must be a name")
@@ -926,7 +926,8 @@ ENGINE = Engine(name="balance_of_power", title="Balance of Power (1815)", new=ne
                      "help": "what holding your own empire asks for the fourth action (with the board tracked)",
                      "choices": [{"label": "when no enemy pawn stands in it (our reading)", "options": {"empire_rule": "no_enemy"}},
                                  {"label": "when a pawn of yours stands in every territory", "options": {"empire_rule": "held"}}]},
-                ))
+                ),
+                option_keys=OPTION_KEYS)
 
 
 def engine(map_data: Mapping[str, Any] | None = None) -> Engine:

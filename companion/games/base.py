@@ -33,6 +33,7 @@ class Engine:
     setup_options -- the variants and house rules New game offers, each a labelled control with a line saying what
                      it does: {key, label, help, kind: "bool", default} or {key, label, help, kind: "choice",
                      choices: [{label, options}]} (a choice's `options` are merged into the game's options)
+    option_keys   -- every option `new` takes (anything else it refuses by name)
     """
 
     name: str
@@ -46,6 +47,7 @@ class Engine:
     seat_choice: Mapping[str, Any] | None = None
     colours: tuple[str, ...] = ()
     setup_options: tuple[Mapping[str, Any], ...] = ()
+    option_keys: tuple[str, ...] = ()
 
 
 def require(condition: bool, message: str) -> None:

@@ -717,4 +717,5 @@ ENGINE = Engine(name="global_powers", title="Global Powers", new=new, act=act, v
                      "help": "how the half of a sanctioned region's points is counted",
                      "choices": [{"label": "half of its total, rounded down (our reading)", "options": {"sanction_halving": "region"}},
                                  {"label": "half of each line, each rounded down", "options": {"sanction_halving": "each_line"}}]},
-                ))
+                ),
+                option_keys=OPTION_KEYS)

@@ -499,12 +499,14 @@ def _blank_nation(nation_id: str, names: Mapping[str, str]) -> Nation:
     return Nation(nation_id, None, 0, 0, cities, 0, 0, 0, None)
 
 
+OPTION_KEYS = ("players", "variant", "deal", "bond_table", "start_player", "city_names", "swiss_block")
+
+
 def new(options: Mapping[str, Any]) -> State:
     """Set up a game. Options: players, variant, deal, bond_table, start_player, city_names, swiss_block."""
     require(isinstance(options, Mapping), "options must be an object")
-    known = {"players", "variant", "deal", "bond_table", "start_player", "city_names", "swiss_block"}
     for key in options:
-        require(key in known, f"unknown option {key!r}; options are {', '.join(sorted(known))}")
+        require(key in OPTION_KEYS, f"unknown option {key!r}; options are {', '.join(sorted(OPTION_KEYS))}")
     players = _validate_players(options)
     variant = options.get("variant", "standard")
     require(variant in VARIANTS, f"option 'variant' must be 'standard' or 'experienced', not {variant!r}")
@@ -1481,4 +1483,5 @@ ENGINE = Engine(name="imperial", title="Imperial 2030", new=new, act=act, view=v
                      "help": "where a nation whose move a Swiss bank blocked must stop",
                      "choices": [{"label": "on the Investor space, at no cost (our reading)", "options": {"swiss_block": "investor"}},
                                  {"label": "anywhere up to the Investor space", "options": {"swiss_block": "up_to_investor"}}]},
-                ))
+                ),
+                option_keys=OPTION_KEYS)

@@ -605,7 +605,7 @@ def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -
 
     if variant == "basic":
         setup = options.get("setup", 1)
-        require(not isinstance(setup, bool) and setup in SETUPS, f"'setup' must be a Basic Training set-up 1-4, not {setup!r}")
+        require(type(setup) is int and setup in SETUPS, f"'setup' must be a Basic Training set-up 1-4, not {setup!r}")
         require("missions" not in options, "'missions': Basic Training takes its missions from the set-up")
         require("cities" not in options, "'cities': Basic Training takes its cities from the set-up")
         require("lost_table_size" not in options, "'lost_table_size' is a Command Post option")
@@ -618,7 +618,7 @@ def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -
         require(isinstance(missions, (list, tuple)), "'missions': give the 8 missions drawn for the board")
         require(len(missions) == MISSIONS_ON_BOARD, f"'missions' must name {MISSIONS_ON_BOARD} missions, not {len(missions)}")
         for m in missions:
-            require(m in MISSIONS, f"'missions': unknown mission {m!r}")
+            require(isinstance(m, str) and m in MISSIONS, f"'missions': unknown mission {m!r}")
         require(len(set(missions)) == len(missions), "'missions' names a mission twice")
         missions = list(missions)
         cities = options.get("cities")
@@ -1396,7 +1396,8 @@ ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, v
                      "help": "where an airfield adds its +1 when the map cannot say which territories it borders",
                      "choices": [{"label": "attacks into or out of its own territory (our reading)", "options": {"airfield_reach": "attacked"}},
                                  {"label": "also every attack from a territory next to it", "options": {"airfield_reach": "either"}}]},
-                ))
+                ),
+                option_keys=OPTION_KEYS)
 
 
 def engine(map_data: Mapping[str, Any] | None = None) -> Engine:

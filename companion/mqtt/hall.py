@@ -9,7 +9,6 @@ it with waitress. The page reuses the table page's stylesheet.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
@@ -22,11 +21,12 @@ from typing import Any, Mapping
 
 from flask import Flask, Response, jsonify, send_from_directory
 
+from companion import strict_json
 from companion.clock import Clock
 from companion.mqtt import payloads as P
 from companion.mqtt.publisher import CONNECTED, CONNECTING, DISCONNECTED, make_client
 from companion.mqtt.settings import DEFAULT_HALL, check_name
-from companion.web.errors import install_json_errors
+from companion.web.errors import install_json_errors, strict_json_app
 
 log = logging.getLogger(__name__)
 HALL_STATIC = Path(__file__).resolve().parent.parent / "web" / "hall"
@@ -36,10 +36,6 @@ DEFAULT_LISTEN_PORT = 8090
 MAX_PAYLOAD = 64 * 1024
 EXIT_CONFIG = 2
 EXIT_START = 1
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 class HallBoard:
@@ -191,7 +187,7 @@ class HallBoard:
             self._bad(f"{topic}: state payload of {len(payload)} bytes is too large")
             return None
         try:
-            data = json.loads(payload, parse_constant=_no_constant)
+            data = strict_json.loads(payload)
         except RecursionError:
             self._bad(f"{topic}: state is nested too deeply")
             return None
@@ -264,7 +260,7 @@ class HallBoard:
 def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float = 5.0) -> Flask:
     """The scoreboard app: the page, /api/tables and a Server-Sent Events stream of the same JSON."""
     app = Flask(__name__, static_folder=None)
-    app.json.sort_keys = False
+    strict_json_app(app)
     app.extensions["hall_board"] = board
     streams = threading.BoundedSemaphore(max_streams)
 
@@ -303,7 +299,7 @@ def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float
             while True:
                 snap = board.snapshot()
                 # sent on every change and at least every refresh_s: the page's proof of life and its clock
-                yield f"event: tables\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
+                yield f"event: tables\ndata: {strict_json.dumps(snap, separators=(',', ':'))}\n\n"
                 board.wait_for_change(snap["version"], timeout=refresh_s)
         finally:
             streams.release()

@@ -5,10 +5,9 @@ Pure functions of a config and a host snapshot, so they are tested without a bro
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
-from companion import __version__
+from companion import __version__, strict_json
 from companion.mqtt.settings import TOPIC_ROOT, MqttConfig
 
 ONLINE = "online"
@@ -17,7 +16,8 @@ SCORE_SEATS = 6   # Home Assistant gets one score sensor per seat, unavailable w
 
 
 def dumps(payload: Any) -> str:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    # strict: a hall's scoreboard and Home Assistant parse these as JSON, which has no NaN
+    return strict_json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
 def state_topic(cfg: MqttConfig) -> str:

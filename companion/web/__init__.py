@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import functools
 import hmac
-import json
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -17,11 +17,12 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request, send_from_directory
 
+from companion import strict_json
 from companion.games.base import RuleError
 from companion.games.mapdata import MapFileError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
-from companion.web.errors import install_json_errors
+from companion.web.errors import install_json_errors, strict_json_app
 from companion.web import assets, join
 from companion.web.feed import StreamFeed
 from companion.web.serving import MAX_BODY_BYTES
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 LIVE_PERIOD_S = 0.5        # live sensor readings on the stream
 IDLE_LIVE_PERIOD_S = 2.0   # without sensors: still a visible sign of life for the page's stale-stream check
+MAX_SEQ = 2**63 - 1        # SQLite's largest integer: a sequence number beyond it cannot even be compared
+RETRY_AFTER_S = 5          # what a 503 asks a client to wait
 
 
 class ApiError(Exception):
@@ -59,20 +62,39 @@ class _Slot:
 def _body() -> dict:
     if not request.data:
         return {}
-    try:
-        data = request.get_json(silent=True)
-    except RecursionError:
-        raise ApiError(400, "the request body is nested too deeply") from None
+    data = None
+    if request.is_json:
+        try:
+            data = strict_json.loads(request.get_data())
+        except RecursionError:
+            raise ApiError(400, "the request body is nested too deeply") from None
+        except strict_json.NonFinite as exc:
+            raise ApiError(400, str(exc)) from None
+        except ValueError:      # not JSON, or not UTF-8 (UnicodeDecodeError is one)
+            pass
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object")
     return data
+
+
+def _sequence_number(name: str, raw: str | None) -> int | None:
+    """A sequence number from a query or header: None if absent, 400 naming it and its bounds if not one."""
+    if raw in (None, ""):
+        return None
+    value = None
+    # ASCII digits only (int() takes other scripts' too), and few: thousands of them cost int() time for nothing
+    if re.fullmatch(r"\s*[+-]?[0-9]{1,20}\s*", raw):
+        value = int(raw)
+    if value is None or not 0 <= value <= MAX_SEQ:
+        raise ApiError(400, f"{name} must be a whole number from 0 to {MAX_SEQ}, not {raw[:40]!r}")
+    return value
 
 
 def create_app(companion) -> Flask:
     """The web app for one running Companion."""
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
-    app.json.sort_keys = False
+    strict_json_app(app)
     host = companion.host
     cfg = companion.config
     streams = threading.BoundedSemaphore(cfg.max_streams)
@@ -104,7 +126,7 @@ def create_app(companion) -> Flask:
         resp = jsonify({"error": exc.message, **exc.extra})
         resp.status_code = exc.status
         if exc.status == 503:
-            resp.headers["Retry-After"] = "5"
+            resp.headers["Retry-After"] = str(RETRY_AFTER_S)
         return resp
 
     @app.errorhandler(RuleError)
@@ -114,7 +136,9 @@ def create_app(companion) -> Flask:
     @app.errorhandler(StoreError)
     def store_error(exc: StoreError):
         log.error("store: %s", exc)
-        return jsonify({"error": f"the game could not be saved, so nothing changed: {exc}"}), 503
+        # a full disk or a locked file passes: the page's retry should come, not at once and not never
+        return jsonify({"error": f"the game could not be saved, so nothing changed: {exc}"}), 503, \
+            {"Retry-After": str(RETRY_AFTER_S)}
 
     install_json_errors(app, internal="internal error; the game is unchanged and the fault is in the daemon's log")
 
@@ -158,17 +182,15 @@ def create_app(companion) -> Flask:
 
     @app.get("/api/events")
     def api_events():
-        try:
-            after = int(request.args.get("after", "0"))
-        except ValueError:
-            raise ApiError(400, "'after' must be a whole number") from None
+        after = _sequence_number("'after'", request.args.get("after")) or 0
         events = host.store.game_events(host.game_id, after=after)
         return jsonify([e.to_dict() for e in events])
 
     @app.get("/api/record")
     def api_record():
         """The current game as a game record: one JSON object per line, one line per event."""
-        lines = "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in host.store.game_events(host.game_id))
+        lines = "".join(strict_json.dumps(e.to_dict(), separators=(",", ":")) + "\n"
+                        for e in host.store.game_events(host.game_id))
         return Response(lines, mimetype="application/x-ndjson",
                         headers={"Content-Disposition": f'attachment; filename="game-{host.game_id}.jsonl"'})
 
@@ -182,9 +204,11 @@ def create_app(companion) -> Flask:
             if not line.strip():
                 continue
             try:
-                events.append(json.loads(line))
+                events.append(strict_json.loads(line))
             except RecursionError:
                 raise ApiError(400, f"line {n} of the game record is nested too deeply") from None
+            except strict_json.NonFinite as exc:
+                raise ApiError(400, f"line {n} of the game record: {exc}") from None
             except ValueError:
                 raise ApiError(400, f"line {n} of the game record is not JSON") from None
         ev = host.load_record(events, source="page")
@@ -216,12 +240,7 @@ def create_app(companion) -> Flask:
 
     @app.get("/api/stream")
     def api_stream():
-        raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
-        last: int | None
-        try:
-            last = int(raw) if raw not in (None, "") else None
-        except ValueError:
-            raise ApiError(400, "Last-Event-ID must be a sequence number") from None
+        last = _sequence_number("Last-Event-ID", request.headers.get("Last-Event-ID") or request.args.get("last_event_id"))
         if not streams.acquire(blocking=False):
             raise ApiError(503, f"too many live pages are open ({cfg.max_streams}); try again shortly")
         slot = _Slot(streams)

@@ -4,10 +4,32 @@ from __future__ import annotations
 
 import logging
 
+from typing import Any
+
 from flask import Flask, Response, jsonify, request
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
+from companion import strict_json
+
 log = logging.getLogger(__name__)
+
+
+class StrictJSONProvider(DefaultJSONProvider):
+    """Flask's JSON, strict both ways (companion/strict_json.py): what jsonify would write as NaN fails instead."""
+
+    sort_keys = False
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return strict_json.check(super().loads(s, **kwargs))
+
+
+def strict_json_app(app: Flask) -> None:
+    app.json = StrictJSONProvider(app)
 
 
 def install_json_errors(app: Flask, *, internal: str) -> None:

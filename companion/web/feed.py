@@ -8,11 +8,12 @@ bytes once, and every stream writes those same bytes.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import OrderedDict
 from typing import Any, Callable
+
+from companion import strict_json
 
 KEPT_EVENT_MESSAGES = 512   # more than the host keeps for resuming, so a catching-up page never re-encodes
 LIVE_MAX_AGE_S = 0.2        # streams ask for live readings on their own beat; one encoding serves all of them
@@ -21,7 +22,7 @@ LIVE_MAX_AGE_S = 0.2        # streams ask for live readings on their own beat; o
 def sse(payload: Any, *, event: str, ev_id: int | None = None) -> bytes:
     """One Server-Sent Events message."""
     head = f"id: {ev_id}\n" if ev_id is not None else ""
-    return f"{head}event: {event}\ndata: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
+    return f"{head}event: {event}\ndata: {strict_json.dumps(payload, separators=(',', ':'))}\n\n".encode()
 
 
 class StreamFeed:

@@ -26,12 +26,17 @@ for ever. Here:
   at most PER_ADDRESS_CONNECTIONS of them from one client address: waitress has no such cap,
   so a connection past it is closed as it is accepted, before any of its bytes are read, and the
   listen backlog is drained on every pass of the loop (waitress accepts one connection a pass).
+
+What waitress refuses itself, before the app sees the request (a body past the limit, headers past
+theirs, a malformed request line, header or chunk), it answers in plain text; its channel's
+error_task_class makes those answers the API's JSON, {"error": ...}, like every other refusal.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import json
 import socket
 import threading
 import time
@@ -89,13 +94,50 @@ def create(app: Any, *, threads: int, stalled_reader_s: float = STALLED_READER_S
     return server
 
 
+def _error_message(error: Any, adj: Any) -> str:
+    """What waitress's own refusal (a waitress.utilities.Error: code, reason, body) says to an API client."""
+    code = error.code
+    if code == 413:
+        return f"the request body is too large ({adj.max_request_body_size // 1024} KB at most)"
+    if code == 431:
+        return f"the request's headers are too large ({adj.max_request_header_size // 1024} KB at most)"
+    if code == 400:
+        return f"the request could not be read: {error.body}"
+    if code == 501:
+        return f"not supported by this server: {error.body}"
+    # an app that failed before its first byte: waitress's body may hold a traceback (expose_tracebacks)
+    return "internal error; the game is unchanged and the fault is in the daemon's log"
+
+
+@functools.cache
+def _error_task() -> type:
+    from waitress.task import ErrorTask
+
+    class JsonErrorTask(ErrorTask):
+        """waitress's ErrorTask with the API's JSON body; status, and closing the connection after it, as waitress."""
+
+        def execute(self) -> None:
+            error = self.request.error
+            body = json.dumps({"error": _error_message(error, self.channel.adj)}).encode()
+            self.status = f"{error.code} {error.reason}"
+            self.response_headers.extend([("Content-Type", "application/json"), ("X-Content-Type-Options", "nosniff"),
+                                          ("Cache-Control", "no-store")])
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    return JsonErrorTask
+
+
 @functools.cache
 def _channel() -> type:
     from waitress.channel import HTTPChannel
 
     class Channel(HTTPChannel):
         """waitress's channel, counted per client address, and knowing since when it has waited for the rest of
-        a request (None: not waiting)."""
+        a request (None: not waiting); waitress's own refusals in JSON."""
+
+        error_task_class = _error_task()
 
         def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Any, map: dict | None = None):
             self.host = _host(addr)

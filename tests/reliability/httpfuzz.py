@@ -3,15 +3,19 @@
 The promises checked for every request:
   * never a 5xx (503 only where the API documents it: the stream cap, a store that cannot save),
   * every error (4xx) is a JSON object whose "error" names the problem,
+  * every JSON answer strict: no NaN or Infinity, which a browser's JSON.parse refuses,
   * a refused request, and any read, changes nothing (the log's last seq and the game's view),
   * no CORS header, whatever the Origin.
 `Target` runs the Flask app in-process (Flask's test client); `send_over_http` the same requests to a
-daemon process on loopback.
+daemon process on loopback. `hostile_requests()` are sent on every run besides the random ones: the inputs
+that once answered 500 or stored what no page could read (NaN and huge numbers in queries, options and
+actions, mistyped options for every option of every game, bodies over the limit).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import http.client
 import json
 import random
@@ -26,7 +30,10 @@ from companion.clock import FakeClock
 from companion.config import parse
 from companion.daemon import Companion
 from companion.web import create_app
+from companion.games import balance_duels as bd
+from companion.games.registry import engines
 from companion.web.auth import COOKIE
+from companion.web.serving import MAX_BODY_BYTES
 from tests.reliability.fuzzing import ActionMaker, engine_vocabulary, json_scalars, json_values
 
 PIN = "2468"
@@ -42,6 +49,12 @@ CONTENT_TYPES = ("application/json", "application/json; charset=utf-8", "text/pl
                  "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "application/json; charset=latin-1",
                  "text/event-stream", "application/xml")
 GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
+OPTION_KEYS = {name: e.option_keys for name, e in engines(bd.load_model("A")).items()}
+# as they are written in a body: Python's json reads all four (1e999 as inf), JSON.parse none of them
+NON_FINITE = ("NaN", "Infinity", "-Infinity", "1e999")
+# numbers for a query: past SQLite's integers, negative, long enough to cost int() time, not numbers at all
+HUGE_QUERY_NUMBERS = ("9223372036854775808", "9223372036854775807", "-1", "-9223372036854775809", "1" + "0" * 40,
+                      "9" * 5000, "NaN", "Infinity", "1e999", "1.5", "0x10", "%D9%A1")
 SAFE_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
 ALLOWED_5XX = {503}
 
@@ -72,6 +85,20 @@ def _json_bytes(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
+def _non_finite_in(value: Any, word: str, rng: random.Random) -> bytes:
+    """value as JSON with one number (or, where there is none, a new key) swapped for a non-finite one."""
+    text = json.dumps({"fuzz": 0} if not isinstance(value, (dict, list)) else value)
+    spots = [i for i in range(len(text)) if text[i].isdigit() and (i == 0 or text[i - 1] in ":[, ")]
+    if not spots:
+        return text.replace("{", '{"extra": ' + word + ", ", 1).replace(", }", "}").encode() if text.startswith("{") \
+            else f"[{word}]".encode()
+    at = rng.choice(spots)
+    end = at
+    while end < len(text) and (text[end].isdigit() or text[end] in ".eE+-"):
+        end += 1
+    return (text[:at] + word + text[end:]).encode()
+
+
 def _nested(depth: int, opener: str) -> bytes:
     closer = {"[": "]", "{\"a\":": "}"}[opener]
     return (opener * depth + "1" + closer * depth).encode()
@@ -91,7 +118,15 @@ def bodies(rng_actions: st.SearchStrategy) -> st.SearchStrategy:
         st.builds(lambda v: {"hold": v}, json_scalars()),
         st.builds(lambda v: {"pin": v}, st.one_of(st.sampled_from(("0000", "1234", "99999999")), json_scalars())),
     )
+    # every option a game takes, with any JSON value, huge numbers among them
+    options = st.sampled_from(GAMES).flatmap(lambda g: st.builds(
+        lambda o: {"game": g, "options": o},
+        st.dictionaries(st.sampled_from(OPTION_KEYS[g]), st.one_of(json_values(), st.integers(2**53, 2**70)),
+                        max_size=3)))
     return st.one_of(
+        st.builds(_json_bytes, options),
+        st.builds(_non_finite_in, st.one_of(shaped, options), st.sampled_from(NON_FINITE),
+                  st.integers(0, 2**32 - 1).map(random.Random)),
         st.none(),
         st.builds(_json_bytes, shaped),
         st.builds(_json_bytes, shaped),
@@ -100,14 +135,15 @@ def bodies(rng_actions: st.SearchStrategy) -> st.SearchStrategy:
         st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass")),
         st.builds(_nested, st.integers(10, 40_000), st.sampled_from(("[", "{\"a\":"))),
         st.sampled_from((b"", b"null", b"{}", b"[]", b"\"text\"", b"NaN", b"{\"action\": NaN}", b"\xff\xfe{",
-                         b"{\"value\": 1e999}", b"{\"n\": 10000000000000000000000}", b" " * 70_000)),
+                         b"{\"value\": 1e999}", b"{\"n\": 10000000000000000000000}", b" " * 70_000,
+                         b" " * (MAX_BODY_BYTES + 1))),
     )
 
 
 def paths() -> st.SearchStrategy:
     query = st.one_of(st.just(""), st.builds(lambda k, v: f"?{k}={v}", st.sampled_from(
         ("after", "last_event_id", "x", "after[]")), st.one_of(st.integers(-5, 10**20).map(str), SAFE_TEXT.map(
-            lambda t: t.replace("#", "").replace(" ", "%20")))))
+            lambda t: t.replace("#", "").replace(" ", "%20")), st.sampled_from(HUGE_QUERY_NUMBERS))))
     base = st.one_of(st.sampled_from(READS), st.sampled_from(CHANGES), st.sampled_from(CHANGES),
                      st.sampled_from(CHANGES), st.sampled_from(CHANGES), st.sampled_from(ODD_PATHS),
                      st.builds(lambda p, s: p + "/" + s, st.sampled_from(READS + CHANGES),
@@ -222,6 +258,8 @@ def check(result: Result, headers: dict[str, str], mimetype: str, payload: bytes
         p.append(f"answered {status}")
     if any(k.lower().startswith("access-control-") for k in headers):
         p.append("sent a CORS header")
+    for problem in _not_strict(mimetype, payload):
+        p.append(problem)
     if status >= 400 and req.method != "HEAD":
         try:
             data = json.loads(payload)
@@ -235,6 +273,81 @@ def check(result: Result, headers: dict[str, str], mimetype: str, payload: bytes
                  f"(seq {before[0]} -> {after[0]}, log {before[1]} -> {after[1]})")
 
 
+class NotStrict(ValueError):
+    pass
+
+
+def _refuse_constant(word: str) -> Any:
+    raise NotStrict(f"{word} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise NotStrict(f"{text} is past a double's range")
+    return value
+
+
+def strict_loads(text: str | bytes) -> Any:
+    """json.loads as a browser's JSON.parse: NaN, Infinity and numbers past a double's range refused (NotStrict)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _not_strict(mimetype: str, payload: bytes) -> list[str]:
+    """Why an answer's JSON (a body, a record's lines, a stream's data lines) is not strict, if it is not."""
+    if mimetype == "application/json":
+        texts = [payload]
+    elif mimetype == "application/x-ndjson":
+        texts = [line for line in payload.splitlines() if line.strip()]
+    elif mimetype == "text/event-stream":
+        texts = [line[5:] for line in payload.splitlines() if line.startswith(b"data:")]
+    else:
+        return []
+    for text in texts:
+        try:
+            strict_loads(text)
+        except NotStrict as exc:
+            return [f"sent JSON that JSON.parse refuses ({exc}): {text[:120]!r}"]
+        except ValueError:
+            pass            # not JSON at all: the other promises say whether that is wrong here
+    return []
+
+
+def hostile_requests() -> list[Request]:
+    """Sent on every run: what answered 500, or was stored where no page could read it, before issue 19."""
+    post = functools.partial(Request, "POST", headers={"Content-Type": "application/json"}, session=True)
+    reqs = []
+    for word in NON_FINITE:
+        reqs += [post("/api/action", body=f'{{"action": {{"type": "roll", "value": 3, "extra": {word}}}}}'.encode()),
+                 post("/api/action", body=f'{{"action": {{"type": "roll", "value": {word}}}}}'.encode()),
+                 post("/api/roll", body=f'{{"value": {word}}}'.encode()),
+                 post("/api/dice", body=f'{{"n": {word}}}'.encode()),
+                 post("/api/login", body=f'{{"pin": {word}}}'.encode()),
+                 post("/api/buttons/roll", body=f'{{"hold": {word}}}'.encode()),
+                 post("/api/record", body=(f'{{"kind": "new_game", "body": {{"game": "risk", "options": '
+                                           f'{{"setup": {word}}}}}}}\n').encode()),
+                 Request("POST", "/api/record", {"Content-Type": "application/x-ndjson"}, (
+                     '{"kind": "new_game", "body": {"game": "balance_duels", "options": {}}}\n'
+                     f'{{"kind": "action", "body": {{"action": {{"type": "roll", "value": 2, "x": [{word}]}}}}}}\n'
+                 ).encode(), session=True)]
+    for game in GAMES:
+        for key in OPTION_KEYS[game]:
+            for value in ("[]", "{}", '[[]]', '{"a": []}', "true", "-1", str(2**64), "NaN", "1e999", '"x"', "null"):
+                body = f'{{"game": "{game}", "options": {{"{key}": {value}}}}}'
+                reqs.append(post("/api/new_game", body=body.encode()))
+                reqs.append(Request("POST", "/api/record", {"Content-Type": "application/x-ndjson"},
+                                    f'{{"kind": "new_game", "body": {body}}}\n'.encode(), session=True))
+    for name in ("after", "last_event_id"):
+        for number in HUGE_QUERY_NUMBERS:
+            path = "/api/events" if name == "after" else "/api/stream"
+            reqs.append(Request("GET", f"{path}?{name}={number}", {}, None))
+    for number in HUGE_QUERY_NUMBERS[:8]:
+        reqs.append(Request("GET", "/api/stream", {"Last-Event-ID": number}, None))
+    for path in ("/api/action", "/api/record", "/api/new_game", "/api/login"):
+        reqs.append(post(path, body=b'{"action": "' + b"x" * MAX_BODY_BYTES + b'"}'))
+    return reqs
+
+
 # --- over real HTTP, to a daemon process
 
 def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int, dict[str, str], str, bytes]:
@@ -245,7 +358,11 @@ def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int,
         for k, v in req.headers.items():
             conn.putheader(k, v)
         conn.putheader("Content-Length", str(len(req.body or b"")))
-        conn.endheaders(req.body or None)
+        try:
+            conn.endheaders(req.body or None)
+        except (BrokenPipeError, ConnectionResetError):
+            # a body past the limit: the server answers as the headers arrive and closes; the answer may be read yet
+            pass
         resp = conn.getresponse()
         hdrs = {k: v for k, v in resp.getheaders()}
         mimetype = (resp.getheader("Content-Type") or "").split(";")[0].strip()

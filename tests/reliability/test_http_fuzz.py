@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.reliability.httpfuzz import Request, Target, requests
+from companion.web.serving import MAX_BODY_BYTES
+from tests.reliability.httpfuzz import NON_FINITE, Request, Target, _not_strict, hostile_requests, requests
 
 FUZZ = settings(max_examples=120, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -58,3 +59,28 @@ def test_a_balance_duels_tip_reported_twice_is_refused(target):
     again = target.send(Request("POST", "/api/action", {"Content-Type": "application/json"},
                                 b'{"action": {"type": "tip"}}', session=True))
     assert again.status == 409 and again.problems == []
+
+
+def test_the_hostile_requests_keep_every_promise(target):
+    """NaN and huge numbers in queries, options and actions, every option of every game mistyped, bodies over the
+    limit: each answered 4xx in JSON naming the problem, nothing changed, nothing sent that JSON.parse refuses."""
+    reqs = hostile_requests()
+    assert len(reqs) > 500
+    statuses = set()
+    for req in reqs:
+        result = target.send(req)
+        assert result.problems == [] and result.status < 500, (req.describe()[:300], result.status, result.problems)
+        if req.body and len(req.body) > MAX_BODY_BYTES:
+            assert result.status == 413
+        elif req.body and any(word.encode() in req.body for word in NON_FINITE) or "=" in req.path \
+                or "Last-Event-ID" in req.headers and req.headers["Last-Event-ID"] != "9223372036854775807":
+            assert result.status == 400 or req.path.endswith("=9223372036854775807"), (req.describe()[:300], result.status)
+        statuses.add(result.status)
+    assert statuses >= {200, 400, 409, 413}
+
+
+def test_the_fuzzers_own_checks_see_non_finite_json():
+    assert _not_strict("application/json", b'{"x": NaN}') and _not_strict("application/json", b"[1e999]")
+    assert _not_strict("application/x-ndjson", b'{"a": 1}\n{"b": -Infinity}\n')
+    assert _not_strict("text/event-stream", b"event: state\ndata: {\"x\":NaN}\n\n")
+    assert not _not_strict("application/json", b'{"x": 1.5e300}') and not _not_strict("text/plain", b"NaN")

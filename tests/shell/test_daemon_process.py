@@ -172,3 +172,41 @@ def test_help_on_every_command():
     for args in (["--help"], ["run", "--help"]):
         proc = subprocess.run([sys.executable, "-m", "companion", *args], capture_output=True, text=True, timeout=30)
         assert proc.returncode == 0 and "usage: companion" in proc.stdout
+
+
+@pytest.mark.parametrize("text,key", [
+    ('[web]\npin = "pbkdf2_sha256$0$00$00"', "[web] pin"),
+    ('[web]\npin = "pbkdf2_sha256$4000000000$' + "ab" * 16 + "$" + "cd" * 32 + '"', "[web] pin"),
+    ('[game]\nname = "risk"\noptions = {setup = []}', "[game] options"),
+    ("[game]\noptions = " + "{a = " * 3000 + "1" + "}" * 3000, "nested too deeply"),
+    ('[store]\npath = ""', "[store] path"),
+    ('[game]\noptions = {pawns = nan}', "[game] options.pawns"),
+])
+def test_a_config_that_must_not_start_exits_2_in_one_line_creating_nothing(tmp_path, text, key):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[simulate]\nenabled = true\n" + text + "\n")
+    proc = subprocess.run([sys.executable, "-m", "companion", "run", "--config", str(cfg), "--port", "0"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"companion: {cfg}: ") and key in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml"]      # no ./var, no store
+
+
+def test_a_port_in_use_exits_2_before_creating_the_store(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f"[simulate]\nenabled = true\n[web]\nport = {port}\n")
+        from_config = subprocess.run([sys.executable, "-m", "companion", "run", "--config", str(cfg)],
+                                     capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        from_flag = subprocess.run([sys.executable, "-m", "companion", "run", "--port", str(port),
+                                    "--db", str(tmp_path / "x.sqlite3")], capture_output=True, text=True, timeout=60,
+                                   cwd=tmp_path)
+    for proc, key in ((from_config, "[web] port"), (from_flag, "--port")):
+        assert proc.returncode == 2, proc.stderr
+        assert f"127.0.0.1:{port} is already in use" in proc.stderr and key in proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml"]

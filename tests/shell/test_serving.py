@@ -1,6 +1,7 @@
 """waitress as we run it: a page that stops reading its stream gives its slot back (companion/web/serving.py)."""
 
 import http.client
+import json
 import socket
 import threading
 import time
@@ -22,7 +23,7 @@ def served(make_companion):
     companion.start()
     # small buffers so that a few changes fill them; the behaviour is the same at the real sizes
     server = serving.create(create_app(companion), host="127.0.0.1", port=0, threads=4, stalled_reader_s=1.0,
-                            outbuf_high_watermark=8 * 1024,
+                            outbuf_high_watermark=8 * 1024, max_request_header_size=4096,
                             extra_socket_options=[(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)])
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -65,11 +66,36 @@ def test_a_body_larger_than_the_app_takes_is_refused_by_the_server_and_never_spo
         conn.putheader("Content-Type", "application/x-ndjson")
         conn.putheader("Content-Length", str(100 * 1024 * 1024))
         conn.endheaders()
-        assert conn.getresponse().status == 413
+        resp = conn.getresponse()
+        assert resp.status == 413 and resp.getheader("Content-Type") == "application/json"
+        assert json.loads(resp.read()) == {"error": f"the request body is too large ({MAX_BODY_BYTES // 1024} KB at most)"}
     finally:
         conn.close()
     assert companion.host.seq == before
     assert MAX_BODY_BYTES < Adjustments.inbuf_overflow     # a body within the limit stays in memory
+
+
+@pytest.mark.parametrize("head,status,needle", [
+    (b"POST /api/action HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", 400, "Content-Length"),
+    (b"GET /api/state HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400, "header"),
+    (b"POST /api/action HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "chunk"),
+    (b"GET /api/state HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 6000 + b"\r\n\r\n", 431, "headers are too large (4 KB"),
+    (b"POST /api/action HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "Transfer-Encoding"),
+])
+def test_what_waitress_refuses_itself_is_answered_in_json(served, head, status, needle):
+    companion, port = served
+    before = companion.host.seq
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(head)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    top, _, body = answer.partition(b"\r\n\r\n")
+    assert top.split(b" ")[1] == str(status).encode(), top   # HTTP/1.0 where waitress could not read the version
+    assert b"\r\nContent-Type: application/json\r\n" in top and b"\r\nX-Content-Type-Options: nosniff" in top
+    error = json.loads(body)["error"]
+    assert needle in error, error
+    assert companion.host.seq == before
 
 
 @needs_user_timeout

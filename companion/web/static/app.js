@@ -147,6 +147,12 @@
 
   function apply(s) {
     if (s.seq < lastSeq && state && s.game_id === state.game_id) return;
+    // the same state again (the stream's first message repeats what the page fetched): nothing to redraw, and a
+    // redraw would close what a finger just opened
+    if (state && s.seq === state.seq && s.game_id === state.game_id) {
+      if (s.live) { live = s.live; renderLive(); }
+      return;
+    }
     state = s;
     lastSeq = s.seq;
     if (s.live) live = s.live;

@@ -939,5 +939,12 @@ def engine(map_data: Mapping[str, Any] | None = None) -> Engine:
     def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
         return {**state, "map": data}
 
+    extra = ()
+    if all(spec["capital"] for spec in _atlas_for(frozen_key(data)).empires.values()):
+        # every capital known (the players completed the map): New game can follow the board pawn by pawn
+        extra = ({"key": "tracking", "label": "Keep the score", "kind": "choice",
+                  "help": "by territory counts entered at the end of each turn, or by following every pawn on the board",
+                  "choices": [{"label": "from counts entered by hand", "options": {"tracking": "counts"}},
+                              {"label": "by following the board, pawn by pawn", "options": {"tracking": "board"}}]},)
     return replace(ENGINE, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
-                   view=lambda state: view(stamp(state)))
+                   view=lambda state: view(stamp(state)), setup_options=extra + ENGINE.setup_options)

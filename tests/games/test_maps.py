@@ -295,3 +295,18 @@ def test_respawn_nearest_the_capital_across_borders_the_players_completed():
     with pytest.raises(RuleError, match="Scotland is closer to London than Hesse"):
         eng.act(state, respawn)
     assert ["Brian", "king"] in eng.act(state, dict(respawn, territory="Scotland"))["board"]["Scotland"]
+
+
+def test_new_game_offers_following_the_board_once_every_capital_is_known():
+    """Board tracking needs each empire's capital; the shipped map names London only, so New game offers it only once
+    the players have completed the others (an option that could only fail is not offered)."""
+    keys = lambda eng: [o["key"] for o in eng.setup_options]  # noqa: E731
+    assert "tracking" not in keys(bop.ENGINE)
+    partial = bop.engine(completed(bop.MAP_FORM, empires={"france": {"capital": "Paris"}}))
+    assert "tracking" not in keys(partial)
+    unknown = [c for c in CAPITALS.values() if c not in bop.SHIPPED.known.values()]
+    full = bop.engine(completed(bop.MAP_FORM, territories=unknown, empires={e: {"capital": c} for e, c in CAPITALS.items()}))
+    tracking = next(o for o in full.setup_options if o["key"] == "tracking")
+    for choice in tracking["choices"]:
+        state = full.new({"players": 3, **choice["options"]})
+        assert state["tracking"] == choice["options"]["tracking"]

@@ -32,7 +32,9 @@ class Engine:
     colours       -- the colours players choose from at New game (empty: each seat's colour is fixed)
     setup_options -- the variants and house rules New game offers, each a labelled control with a line saying what
                      it does: {key, label, help, kind: "bool", default} or {key, label, help, kind: "choice",
-                     choices: [{label, options}]} (a choice's `options` are merged into the game's options)
+                     choices: [{label, options}]} (a choice's `options` are merged into the game's options) or
+                     {key, label, help, kind: "pick", count, choices: [{value, label}]} (exactly `count` of them, as a
+                     list); any with `when` ({option: value}) counts only when the options chosen so far match it
     option_keys   -- every option `new` takes (anything else it refuses by name)
     """
 

@@ -1389,9 +1389,14 @@ ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, v
                 default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"),
                 setup_options=(
                     {"key": "setup", "label": "Set-up", "kind": "choice",
-                     "help": "which Basic Training leaflet the board was filled from (its missions and cities come with it); "
-                             "Command Post needs its drawn missions and is started through the API",
-                     "choices": [{"label": f"Basic Training {n}", "options": {"variant": "basic", "setup": n}} for n in sorted(SETUPS)]},
+                     "help": "which Basic Training leaflet the board was filled from (its missions and cities come with it), "
+                             "or Command Post with the missions drawn for it",
+                     "choices": [{"label": f"Basic Training {n}", "options": {"variant": "basic", "setup": n}} for n in sorted(SETUPS)]
+                     + [{"label": "Command Post", "options": {"variant": "command_post"}}]},
+                    {"key": "missions", "label": f"The {MISSIONS_ON_BOARD} missions drawn for the board", "kind": "pick",
+                     "count": MISSIONS_ON_BOARD, "when": {"variant": "command_post"},
+                     "help": "tick the mission cards laid out at the start",
+                     "choices": [{"value": m, "label": spec["title"]} for m, spec in MISSIONS.items()]},
                     {"key": "airfield_reach", "label": "Airfields help", "kind": "choice",
                      "help": "where an airfield adds its +1 when the map cannot say which territories it borders",
                      "choices": [{"label": "attacks into or out of its own territory (our reading)", "options": {"airfield_reach": "attacked"}},

@@ -216,3 +216,28 @@ def test_new_game_offers_each_variant_with_what_it_does(browser, table):
         assert state["game"] == "risk" and state["view"]["setup"] == 3
     finally:
         context.close()
+
+
+def test_command_post_starts_from_new_game_with_its_drawn_missions(browser, table):
+    context, page = unlocked(browser, table, viewport={"width": 390, "height": 844})
+    try:
+        open_page(page, table)
+        page.click("#btn-new")
+        page.select_option("#setup-game", "risk")
+        missions = page.locator("fieldset.option", has_text="missions drawn")
+        assert missions.is_hidden()                                   # Basic Training brings its own
+        page.locator("label.option", has_text="Set-up").locator("select").select_option(label="Command Post")
+        assert missions.is_visible()
+        boxes = missions.locator("input[type=checkbox]")
+        for k in range(7):
+            boxes.nth(k).check()
+        page.click("#setup-go")
+        assert "tick 8, not 7" in page.locator("#setup-error").inner_text()
+        boxes.nth(7).check()
+        page.click("#setup-go")
+        page.wait_for_selector("#setup", state="hidden", timeout=3000)
+        state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
+        assert state["game"] == "risk" and state["view"]["variant"] == "command_post"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()

@@ -84,8 +84,18 @@ def test_every_variant_new_game_offers_starts_a_game(make_companion):
         players = engine.seats[2]
         base = {"players": players} if engine.name != "imperial" else {"players": [f"P{i}" for i in range(players)]}
         for option in engine.setup_options:
-            assert option["label"] and option["help"] and option["kind"] in ("bool", "choice")
-            settings = ([{option["key"]: True}, {option["key"]: False}] if option["kind"] == "bool"
-                        else [c["options"] for c in option["choices"]])
+            assert option["label"] and option["help"] and option["kind"] in ("bool", "choice", "pick")
+            if option["kind"] == "bool":
+                settings = [{option["key"]: True}, {option["key"]: False}]
+            elif option["kind"] == "choice":
+                settings = [c["options"] for c in option["choices"]]
+            else:       # exactly `count` of its choices, with the options that make it apply
+                values = [c["value"] for c in option["choices"]]
+                settings = [{**option.get("when", {}), option["key"]: values[k:k + option["count"]]}
+                            for k in range(len(values) - option["count"] + 1)]
             for extra in settings:
+                # with what the form then asks for too (a control whose `when` this setting matches)
+                for other in engine.setup_options:
+                    if other["kind"] == "pick" and other.get("when") and all(extra.get(k) == v for k, v in other["when"].items()):
+                        extra = {other["key"]: [c["value"] for c in other["choices"]][:other["count"]], **extra}
                 engine.new({**base, **extra})     # raises RuleError if the form offered something the game refuses

@@ -542,9 +542,28 @@
     sel.replaceChildren(...gameList.map((g) => el("option", { value: g.name, selected: state && g.name === state.game }, g.title)));
     sel.onchange = syncSetup;
     $("setup-players").onchange = drawSeats;
+    $("setup-more").onchange = showWhen;
     syncSetup();
     $("setup-error").textContent = "";
     $("setup").showModal();
+  }
+  // the options the form's choices give so far, and a control shown only where its `when` matches them
+  function chosenOptions(g) {
+    const options = {};
+    for (const control of $("setup-more").querySelectorAll(".setup-option")) {
+      const o = g.setup_options[Number(control.dataset.index)];
+      if (o.kind === "choice") Object.assign(options, o.choices[Number(control.value)].options);
+    }
+    return options;
+  }
+  const applies = (o, options) => !o.when || Object.entries(o.when).every(([k, v]) => options[k] === v);
+  function showWhen() {
+    const g = chosenGame();
+    const options = chosenOptions(g);
+    for (const control of $("setup-more").querySelectorAll(".setup-option")) {
+      const o = g.setup_options[Number(control.dataset.index)];
+      (control.closest("label.option") || control).hidden = !applies(o, options);
+    }
   }
   function chosenGame() { return gameList.find((g) => g.name === $("setup-game").value) || gameList[0]; }
   function syncSetup() {
@@ -566,9 +585,15 @@
         return el("label", { class: "option" }, el("input", { type: "checkbox", class: "setup-option", "data-index": i,
           checked: !!o.default, "aria-describedby": `setup-help-${i}` }), ` ${o.label}`, help);
       }
+      if (o.kind === "pick") {
+        return el("fieldset", { class: "option setup-option seats", "data-index": i, "aria-describedby": `setup-help-${i}` },
+          el("legend", {}, o.label), help, ...o.choices.map((c) => el("label", { class: "pick" },
+            el("input", { type: "checkbox", value: c.value }), ` ${c.label}`)));
+      }
       return el("label", { class: "option" }, `${o.label} `, el("select", { class: "setup-option", "data-index": i, "aria-describedby": `setup-help-${i}` },
         o.choices.map((c, k) => el("option", { value: k }, c.label))), help);
     }));
+    showWhen();
   }
   function drawSeats() {
     const g = chosenGame();
@@ -620,10 +645,16 @@
         if (f.random_deal.checked) options.deal = "random";
       }
     }
+    const chosen = chosenOptions(g);
     for (const control of $("setup-more").querySelectorAll(".setup-option")) {
       const o = g.setup_options[Number(control.dataset.index)];
+      if (!applies(o, chosen)) continue;
       if (o.kind === "bool") options[o.key] = control.checked;
-      else Object.assign(options, o.choices[Number(control.value)].options);
+      else if (o.kind === "pick") {
+        const picked = [...control.querySelectorAll("input:checked")].map((x) => x.value);
+        if (picked.length !== o.count) { $("setup-error").textContent = `${o.label}: tick ${o.count}, not ${picked.length}`; return; }
+        options[o.key] = picked;
+      } else Object.assign(options, o.choices[Number(control.value)].options);
     }
     try { await post("/api/new_game", { game, options }); $("setup").close(); }
     catch (e) { $("setup-error").textContent = e.message; }

@@ -346,6 +346,8 @@ class Companion:
         notices = list(self.notices) + list(self.host.problems)
         if getattr(self.store, "backup_problem", None):
             notices.append(f"the last backup failed: {self.store.backup_problem}")
+        if getattr(self.store, "ack_problem", None):
+            notices.append(f"events are recorded, but a later loss of them could not be told: {self.store.ack_problem}")
         out["notices"] = notices
         out["recorder"] = self.recorder.status() if self.recorder is not None else None
         out["indicator"] = self.indicators.light

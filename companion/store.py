@@ -16,6 +16,16 @@ aside. It returns a notice saying what it did, for the page and the log.
 Backups: before each new game the store copies itself (SQLite's online backup)
 into `backups/` beside the database, so every finished game is in a backup;
 the newest few are kept.
+
+Evidence outside SQLite: SQLite silently drops WAL frames whose checksums fail
+(a failing SD card), a WAL cut short, or a WAL deleted, and with them acknowledged
+events. So after every commit the store also records the last acknowledged event
+and the newest games' ids in `<name>.acked` (two checksummed 512-byte slots,
+overwritten in turn and fdatasync'ed). At start-up every acknowledged event the
+store no longer holds is named in the notice (game, events), and seq numbers
+are never handed out twice. A damaged database is not simply replaced by the
+backup: every event still readable in it, row by row, is salvaged into the
+restored store, and the ones that could not be read are named.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import zlib
 import logging
 import os
 import re
@@ -44,6 +55,10 @@ KINDS = ("new_game", "action", "undo")
 DEFAULT_KEEP_BACKUPS = 5
 SIDE_FILES = ("-wal", "-shm", "-journal")     # SQLite's companions of a database file
 SHM_DMS_BYTE = 128                             # every open connection holds a shared lock on this byte of -shm
+ACK_SUFFIX = ".acked"                          # beside the database: the last acknowledged event, outside SQLite
+ACK_SLOT = 512
+ACK_GAMES = 16                                 # game ids kept in the record: enough to name the games of a lost WAL
+PROBE_GAP = 10_000                             # salvage looks this far past the last readable event, no further
 
 
 class StoreError(RuntimeError):
@@ -74,14 +89,19 @@ class EventStore:
     """The log itself. `backups_dir` (optional) turns on a backup before every new game."""
 
     def __init__(self, path: str | Path, *, backups_dir: str | Path | None = None,
-                 keep_backups: int = DEFAULT_KEEP_BACKUPS):
+                 keep_backups: int = DEFAULT_KEEP_BACKUPS, record_acks: bool | None = None,
+                 check: "AckCheck | None" = None):
         self.path = Path(path)
         self.backups_dir = Path(backups_dir) if backups_dir is not None else None
         self.keep_backups = max(1, keep_backups)
         self.backup_problem: str | None = None   # the last failed automatic backup, for the page
+        self.ack_problem: str | None = None      # the last failed write of the acknowledgement record, for the page
+        self.lost: list[LostRun] = []            # acknowledged events found missing when the store was opened
+        self.lost_notice: str | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._db: sqlite3.Connection | None = None
+        self._acks: AckRecord | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -100,9 +120,23 @@ class EventStore:
             self._db.execute("CREATE INDEX IF NOT EXISTS events_game ON events(game_id, seq)")
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            if record_acks is None:
+                record_acks = str(path) != ":memory:"
+            if record_acks:
+                self._acks = AckRecord(ack_path(self.path))
+                try:
+                    self._reconcile(check or AckCheck())
+                except OSError as exc:
+                    # the evidence cannot be kept: said on the page, but the table still plays
+                    self.ack_problem = f"{self._acks.path}: {exc}"
+                    log.error("cannot keep the record of acknowledged events: %s", self.ack_problem)
+                    self._acks.close()
+                    self._acks = None
         except (sqlite3.Error, OSError) as exc:
             if self._db is not None:
                 self._db.close()
+            if self._acks is not None:
+                self._acks.close()
             raise StoreError(f"{self.path}: cannot open the event store: {exc}") from exc
 
     def close(self) -> None:
@@ -110,6 +144,8 @@ class EventStore:
             if not self._closed:
                 self._closed = True
                 self._db.close()
+                if self._acks is not None:
+                    self._acks.close()
 
     def append(self, game_id: int | None, kind: str, body: dict[str, Any], source: str) -> Event:
         """Write one event durably and return it; game_id None starts a new game (its id is its seq)."""
@@ -147,6 +183,17 @@ class EventStore:
                     self._db.execute("ROLLBACK")
                 what = "the event" if len(texts) == 1 else f"the {len(texts)} events (none was written)"
                 raise StoreError(f"{self.path}: could not record {what}: {exc}") from exc
+            if self._acks is not None:
+                # after the commit, before the caller acknowledges: the record never claims an event SQLite
+                # did not take, and holds every event a client was told about
+                try:
+                    self._acks.write(events[-1].seq, [e.seq for e in events if e.kind == "new_game"])
+                    self.ack_problem = None
+                except OSError as exc:
+                    # the event itself is durable; only the evidence of a later loss is missing
+                    if self.ack_problem is None:
+                        log.warning("could not record the acknowledged event in %s: %s", self._acks.path, exc)
+                    self.ack_problem = f"{self._acks.path}: {exc}"
         return events
 
     def _rows(self, sql: str, args: tuple) -> list[Event]:
@@ -191,6 +238,50 @@ class EventStore:
                 return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: integrity check could not run: {exc}") from exc
+
+    # --- the acknowledgement record
+    def _reconcile(self, check: "AckCheck") -> None:
+        """Compare the store with the last acknowledged event recorded outside it; name what is missing."""
+        assert self._acks is not None
+        db = self._db
+        last = int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+        store_games = [int(r[0]) for r in db.execute(
+            "SELECT seq FROM events WHERE kind = 'new_game' ORDER BY seq DESC LIMIT ?", (ACK_GAMES,))]
+        try:
+            acked = self._acks.load()
+        except AckRecordError as exc:
+            acked = None
+            self.lost_notice = (f"The record of acknowledged events, {self._acks.path}, could not be read ({exc}), so "
+                                f"the companion cannot tell whether any were lost; it starts a new record.")
+            log.error("%s", self.lost_notice)
+        acked_seq = acked.seq if acked else 0
+        ceiling = max(acked_seq, check.ceiling)
+        floor = last if check.floor is None else check.floor
+        if ceiling > floor:
+            have = {int(r[0]) for r in db.execute("SELECT seq FROM events WHERE seq > ? AND seq <= ?",
+                                                  (floor, ceiling))}
+            missing = [q for q in range(floor + 1, ceiling + 1) if q not in have]
+            if missing:
+                games = set(store_games) | set(check.games) | (set(acked.games) if acked else set())
+                games |= {int(r[0]) for r in db.execute("SELECT seq FROM events WHERE kind = 'new_game' AND seq > ?",
+                                                        (floor,))}
+                reliable_from = min(acked.games) if acked and acked.games else None
+                self.lost = lost_runs(missing, sorted(games), reliable_from, check.hints, check.reasons)
+        seq_floor = int((db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone() or (0,))[0])
+        if ceiling > max(last, seq_floor):
+            # a lost seq is never handed out again: a tablet that saw it would take the new event for one it has
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM sqlite_sequence WHERE name = 'events'")
+            db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)", (ceiling,))
+            db.execute("COMMIT")
+        if self.lost:
+            total = sum(r.last - r.first + 1 for r in self.lost)
+            self.lost_notice = (f"Lost: {total} recorded event(s) are not in the event store: "
+                                f"{describe_runs(self.lost)}. The last event recorded was {ceiling} "
+                                f"(as {self._acks.path.name} says); new events are numbered from {ceiling + 1}.")
+            log.error("%s", self.lost_notice)
+        # the record restarts from what the store holds now, so the same loss is told once
+        self._acks.reset(last, sorted(store_games))
 
     # --- backups
     def backup(self) -> Path | None:
@@ -267,6 +358,174 @@ class EventStore:
         return target
 
 
+# --- the acknowledgement record
+
+class AckRecordError(ValueError):
+    """The acknowledgement record exists but neither of its slots can be read."""
+
+
+@dataclass(frozen=True)
+class AckState:
+    seq: int                 # the last acknowledged event
+    games: list[int]         # the newest games' ids (their first events), oldest first
+    n: int                   # how many times the record was written: the newer slot wins
+
+
+def ack_path(db: str | Path) -> Path:
+    p = Path(db)
+    return p.with_name(p.name + ACK_SUFFIX)
+
+
+class AckRecord:
+    """`<db>.acked`: two fixed slots, each a line `TCACK <n> <crc32> <json>` padded to 512 bytes.
+
+    A write overwrites the older slot in place and fdatasyncs it: one small write of a block the file
+    already has, no rename, no directory sync. A write cut short by a power cut spoils only that slot;
+    the other still holds the previous event, which is all a client had been told about at that moment.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+        self._n = 0
+        self._seq = 0
+        self._games: list[int] = []
+
+    def load(self) -> AckState | None:
+        """What the record says; None when there is none; AckRecordError when both slots are unreadable.
+
+        Later writes number themselves on from it."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if not data:
+            return None        # created but never written: a crash right after the file was made
+        states = [st for st in (_parse_slot(data[i * ACK_SLOT:(i + 1) * ACK_SLOT]) for i in range(2)) if st]
+        if not states:
+            raise AckRecordError(f"{len(data)} bytes, neither slot valid")
+        newest = max(states, key=lambda st: st.n)
+        self._n = max(self._n, newest.n)
+        return newest
+
+    def reset(self, seq: int, games: list[int]) -> None:
+        """Start the record over from what the store holds (both slots, synced, with the directory)."""
+        created = not self.path.exists()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._seq, self._games = seq, list(games)[-ACK_GAMES:]
+        for _ in range(2):
+            self._put()
+        if created:
+            fsync_dir(self.path.parent)
+
+    def write(self, seq: int, new_games: list[int]) -> None:
+        if self._fd is None:
+            raise OSError(errno.EBADF, "the record is not open")
+        self._seq = seq
+        if new_games:
+            self._games = (self._games + new_games)[-ACK_GAMES:]
+        self._put()
+
+    def _put(self) -> None:
+        self._n += 1
+        body = json.dumps({"seq": self._seq, "games": self._games}, separators=(",", ":"))
+        text = f"{self._n} {body}"
+        line = f"TCACK {zlib.crc32(text.encode()):08x} {text}".encode()
+        if len(line) >= ACK_SLOT:
+            raise OSError(errno.EOVERFLOW, "the acknowledgement record outgrew its slot")
+        os.pwrite(self._fd, line.ljust(ACK_SLOT - 1) + b"\n", (self._n % 2) * ACK_SLOT)
+        os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _parse_slot(raw: bytes) -> AckState | None:
+    try:
+        magic, crc, text = raw.rstrip(b" \n").decode("ascii").split(" ", 2)
+        if magic != "TCACK" or int(crc, 16) != zlib.crc32(text.encode()):
+            return None
+        n, body = text.split(" ", 1)
+        data = json.loads(body)
+        seq, games = data["seq"], data["games"]
+        if not isinstance(seq, int) or not all(isinstance(g, int) for g in games):
+            return None
+        return AckState(seq, [int(g) for g in games], int(n))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+
+
+@dataclass(frozen=True)
+class LostRun:
+    """Consecutive missing events of one game (game None: which game is not known)."""
+    game: int | None
+    first: int
+    last: int
+    why: str | None = None
+
+
+@dataclass
+class AckCheck:
+    """What open_store knows beyond the record when it opens a rebuilt store.
+
+    floor: events up to it are known to be complete (a restored backup); None: the store's last event.
+    ceiling: the highest event the damaged file claimed; hints: seq -> game read from its index;
+    reasons: seq -> why the event could not be salvaged; games: game ids seen in the damaged file."""
+    floor: int | None = None
+    ceiling: int = 0
+    hints: dict[int, int] = None  # type: ignore[assignment]
+    reasons: dict[int, str] = None  # type: ignore[assignment]
+    games: list[int] = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        self.hints = dict(self.hints or {})
+        self.reasons = dict(self.reasons or {})
+        self.games = list(self.games or [])
+
+
+def lost_runs(missing: list[int], games: list[int], reliable_from: int | None, hints: dict[int, int],
+              reasons: dict[int, str]) -> list[LostRun]:
+    """Group missing seqs into runs per game: an event belongs to the newest game started at or before it.
+
+    That is certain from the oldest game the record lists on (it lists every game since); before it only
+    the damaged file's index (hints) can tell."""
+    import bisect
+
+    def game_of(q: int) -> int | None:
+        if q in hints:
+            return hints[q]
+        i = bisect.bisect_right(games, q)
+        g = games[i - 1] if i else None
+        if g is None or reliable_from is None or g < reliable_from:
+            return None
+        return g
+
+    runs: list[LostRun] = []
+    for q in missing:
+        g, why = game_of(q), reasons.get(q)
+        if runs and runs[-1].last == q - 1 and runs[-1].game == g and runs[-1].why == why:
+            runs[-1] = LostRun(g, runs[-1].first, q, why)
+        else:
+            runs.append(LostRun(g, q, q, why))
+    return runs
+
+
+def describe_runs(runs: list[LostRun], limit: int = 12) -> str:
+    """`game 398: events 412–437; game ?: event 3 (its body is not valid JSON)` (stable: tests and benches parse it)."""
+    parts = []
+    for r in runs[:limit]:
+        span = f"event {r.first}" if r.first == r.last else f"events {r.first}–{r.last}"
+        whole = " (from the game's first event)" if r.game == r.first else ""
+        why = f" ({r.why})" if r.why else ""
+        parts.append(f"game {r.game if r.game is not None else '?'}: {span}{whole}{why}")
+    if len(runs) > limit:
+        parts.append(f"and {len(runs) - limit} more run(s)")
+    return "; ".join(parts)
+
+
 _BACKUP_NAME = re.compile(r"-(\d{10})-(\d{8}T\d{6}Z(?:-\d+)?)\.sqlite3$")
 
 
@@ -307,7 +566,9 @@ def open_store(path: str | Path, backups_dir: str | Path | None = None, *,
 
     Never refuses a damaged file: it is moved aside (renamed `<name>.damaged-<UTC time>`, with its
     -wal/-shm beside it) and the newest good backup from `backups_dir` (default: `backups/` beside the
-    database) is restored, or the store starts empty. The notice says what happened, in words for the
+    database) is restored, or the store starts empty; every event still readable in the damaged file
+    after that backup is salvaged into it. Acknowledged events that are gone (compared with the record
+    beside the database, `<name>.acked`) are named. The notice says what happened, in words for the
     page; it is also logged as an error. StoreError only when the file cannot be used at all: another
     process has it open, it was written by a newer version, or the directory is not writable.
 
@@ -319,15 +580,24 @@ def open_store(path: str | Path, backups_dir: str | Path | None = None, *,
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"{path.parent}: cannot create the event store's directory: {exc}") from exc
-    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.restore"):
+    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.restore*"):
         stale.unlink(missing_ok=True)        # a restore that a crash interrupted; the database was not replaced
-    notice = _recover(path, backups)
+    notice, check = _recover(path, backups)
     if notice:
         log.error("%s", notice)
-    return EventStore(path, backups_dir=backups, keep_backups=keep_backups), notice
+    store = EventStore(path, backups_dir=backups, keep_backups=keep_backups, check=check)
+    said = " ".join(n for n in (notice, store.lost_notice) if n)
+    return store, said or None
 
 
-def _recover(path: Path, backups: Path) -> str | None:
+def _peek_acked(path: Path) -> AckState | None:
+    try:
+        return AckRecord(ack_path(path)).load()
+    except (AckRecordError, OSError):
+        return None      # EventStore says so when it opens the record
+
+
+def _recover(path: Path, backups: Path) -> tuple[str | None, AckCheck | None]:
     wal = _side(path, "-wal")
     if not path.exists():
         strays = [s for s in SIDE_FILES if _side(path, s).exists() and s != "-shm"]
@@ -335,9 +605,10 @@ def _recover(path: Path, backups: Path) -> str | None:
             aside = _move_aside(path, "stray", include_main=False)
             return (f"The event store {path} was missing but its write-ahead log was still there; the log was moved "
                     f"aside to {aside} so that it is not replayed into a new database, and the companion started "
-                    f"with an empty store.")
-        return None
+                    f"with an empty store."), None
+        return None, None
     _refuse_if_in_use(path)
+    acked = _peek_acked(path)
     with tempfile.TemporaryDirectory(prefix="companion-check-") as tmp:
         full = _inspect_copy(path, Path(tmp) / "full", with_side_files=True)
         has_wal = wal.exists() and wal.stat().st_size > 0
@@ -349,25 +620,230 @@ def _recover(path: Path, backups: Path) -> str | None:
                 aside = _move_aside(path, "stale", include_main=False)
                 return (f"The event store's write-ahead log did not belong to {path.name} (replaying it would have "
                         f"replaced or removed {lost} recorded events); it was moved aside to {aside}. The database "
-                        f"itself is intact: {main.events} events up to event {main.last_seq}.")
+                        f"itself is intact: {main.events} events up to event {main.last_seq}."), None
         if full.ok:
             _refuse_if_newer(path, full)
-            return None
+            if acked is not None and acked.seq > full.last_seq:
+                if not has_wal:
+                    return (f"The event store's write-ahead log was missing (deleted, or lost by the file system) "
+                            f"while the database file alone lacks events."), None
+                # SQLite will checkpoint the WAL it accepted and reuse the file: keep the frames it rejected
+                kept = _copy_aside(path, "lost")
+                return (f"SQLite rejected part of the event store's write-ahead log (damaged or cut short, as a "
+                        f"failing SD card or a power cut can leave it); the files as they were are kept at "
+                        f"{kept}."), None
+            return None, None
+        upper = acked.seq if acked else 0
         if has_wal and main.ok:
             _refuse_if_newer(path, main)
+            got = salvage_events(Path(tmp) / "full" / path.name, main.last_seq, upper)
+            rebuilt, added, check = _rebuild(path, Path(tmp) / "main" / path.name, got, main.last_seq)
             aside = _move_aside(path, "damaged", include_main=False)
+            _install(rebuilt, path)
             return (f"The event store's write-ahead log was damaged ({full.problem}); it was moved aside to {aside}. "
-                    f"The database itself is intact: {main.events} events up to event {main.last_seq}; changes "
-                    f"made after the last checkpoint may be lost.")
+                    f"The database itself is intact: {main.events} events up to event {main.last_seq}"
+                    f"{_salvaged_text(added, 'the damaged log')}."), check
+        chosen, skipped = _choose_backup(path, backups, Path(tmp) / "backup")
+        floor = chosen[1].last_seq if chosen else 0
+        got = salvage_events(Path(tmp) / "full" / path.name, floor, upper)
+        if has_wal:
+            got.merge(salvage_events(Path(tmp) / "main" / path.name, floor, upper))
+        rebuilt, added, check = _rebuild(path, chosen[0].path if chosen else None, got, floor)
         aside = _move_aside(path, "damaged", include_main=True)
+        _install(rebuilt, path)
         said = (f"The event store {path} could not be used ({full.problem}); it was moved aside to {aside}.")
-        restored, skipped = _restore_newest_backup(path, backups, Path(tmp) / "backup")
     skipped_text = f" ({len(skipped)} damaged backup(s) skipped: {', '.join(p.name for p in skipped)})" if skipped else ""
-    if restored is None:
-        return said + f" No good backup was found in {backups}{skipped_text}, so the companion started with an empty store."
-    backup, info = restored
+    if chosen is None:
+        if added:
+            return said + (f" No good backup was found in {backups}{skipped_text}; the store was rebuilt from the "
+                           f"{len(added)} event(s) still readable in the damaged file ({_spans(added)})."), check
+        return said + (f" No good backup was found in {backups}{skipped_text}, and no event of the damaged file "
+                       f"could be read, so the companion started with an empty store."), check
+    backup, info = chosen
     return (said + f" Restored the newest good backup, {backup.path.name}: {info.events} events in {info.games} "
-            f"game(s), up to event {info.last_seq}{skipped_text}. Anything recorded after that backup is lost.")
+            f"game(s), up to event {info.last_seq}{skipped_text}"
+            + (f"{_salvaged_text(added, 'the damaged file')}." if added
+               else ". Nothing recorded after that backup could be read from the damaged file.")), check
+
+
+def _salvaged_text(added: list[int], source: str) -> str:
+    if not added:
+        return ""
+    return f"; the {len(added)} later event(s) still readable in {source} were salvaged ({_spans(added)})"
+
+
+def _spans(seqs: list[int], limit: int = 8) -> str:
+    runs: list[list[int]] = []
+    for q in seqs:
+        if runs and runs[-1][1] == q - 1:
+            runs[-1][1] = q
+        else:
+            runs.append([q, q])
+    text = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in runs[:limit])
+    return text + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+
+
+@dataclass
+class Salvage:
+    """What could be read, row by row, of a damaged database's events above some seq."""
+    rows: dict[int, tuple] = None  # type: ignore[assignment]     # seq -> (seq, game_id, kind, body, source, at)
+    unreadable: dict[int, str] = None  # type: ignore[assignment]  # seq -> why it could not be read
+    hints: dict[int, int] = None  # type: ignore[assignment]       # seq -> game id, from the file's index
+    upper: int = 0                                                 # the highest seq the file claims to hold
+
+    def __post_init__(self):
+        self.rows = dict(self.rows or {})
+        self.unreadable = dict(self.unreadable or {})
+        self.hints = dict(self.hints or {})
+
+    def merge(self, other: "Salvage") -> None:
+        for q, row in other.rows.items():
+            self.rows.setdefault(q, row)
+            self.unreadable.pop(q, None)
+        for q, why in other.unreadable.items():
+            if q not in self.rows:
+                self.unreadable.setdefault(q, why)
+        for q, g in other.hints.items():
+            self.hints.setdefault(q, g)
+        self.upper = max(self.upper, other.upper)
+
+
+_COLUMNS = "seq, game_id, kind, body, source, at"
+
+
+def salvage_events(path: Path, above: int, upper_hint: int = 0) -> Salvage:
+    """Read every event after `above` that can still be read from the database at `path` (a copy: it may change).
+
+    A damaged page makes a query fail where it lies, so the rows are read in order until a read fails, then
+    looked up one seq at a time past the damage, resuming the scan after each one found. Text is read as
+    bytes, so that one bad byte spoils one row, not the scan."""
+    got = Salvage()
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=rw", uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return got
+    con.text_factory = bytes
+    try:
+        try:
+            # writable_schema: read a file shorter than its header says (SQLite refuses it otherwise); nothing here
+            # writes. cell_size_check: a mangled cell is an error, not a row of garbage
+            con.execute("PRAGMA writable_schema = ON")
+            con.execute("PRAGMA cell_size_check = ON")
+        except sqlite3.Error:
+            pass
+        uppers = [upper_hint]
+        for sql in ("SELECT MAX(seq) FROM events", "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
+                    "SELECT MAX(seq) FROM events INDEXED BY events_game"):
+            try:
+                row = con.execute(sql).fetchone()
+                if row and isinstance(row[0], int):
+                    uppers.append(row[0])
+            except sqlite3.Error:
+                pass
+        try:
+            for game_id, seq in con.execute("SELECT game_id, seq FROM events INDEXED BY events_game "
+                                            "WHERE game_id >= 0 AND seq > ?", (above,)):
+                if isinstance(game_id, int) and isinstance(seq, int):
+                    got.hints[seq] = game_id
+        except sqlite3.Error:
+            pass                        # the index is damaged too: what it gave so far stands
+        claimed = max(uppers + [max(got.hints, default=0)])
+        after = above
+        while True:
+            try:
+                for row in con.execute(f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after,)):
+                    if not isinstance(row[0], int) or row[0] <= after:
+                        raise sqlite3.DatabaseError("rows out of order")
+                    got.rows[row[0]] = row
+                    after = row[0]
+                break
+            except sqlite3.Error:
+                pass
+            q = after + 1
+            found = False
+            # a damaged page may claim any seq: beyond the record, look only so far past the last row read
+            while q <= max(upper_hint, min(claimed, after + PROBE_GAP)) and not found:
+                try:
+                    row = con.execute(f"SELECT {_COLUMNS} FROM events WHERE seq = ?", (q,)).fetchone()
+                except sqlite3.Error:
+                    got.unreadable[q] = "unreadable in the damaged file"
+                else:
+                    if row is not None:
+                        got.rows[q] = row
+                        after, found = q, True
+                q += 1
+            if not found:
+                break
+        limit = max(upper_hint, max(got.rows, default=above)) + PROBE_GAP
+        got.hints = {q: g for q, g in got.hints.items() if q <= limit}
+        got.upper = max([upper_hint, max(got.rows, default=0)] + [u for u in uppers + list(got.hints) if u <= limit])
+    finally:
+        con.close()
+    return got
+
+
+def _rebuild(path: Path, base: Path | None, got: Salvage, floor: int) -> tuple[Path, list[int], AckCheck]:
+    """A new database beside `path`: a copy of `base` (or empty) plus the salvaged events after `floor`.
+
+    (its temp path, the seqs added, what EventStore must check against the record). Each salvaged row is
+    checked as the inspection checks rows; one that fails is left out and named."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".restore", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    added: list[int] = []
+    reasons = dict(got.unreadable)
+    try:
+        if base is not None:
+            shutil.copyfile(base, tmp)
+        else:
+            tmp.unlink()
+        built = EventStore(tmp, record_acks=False)
+        try:
+            db = built._db
+            games = {int(r[0]) for r in db.execute("SELECT seq FROM events WHERE kind = 'new_game'")}
+            db.execute("BEGIN IMMEDIATE")
+            for q in sorted(got.rows):
+                if q <= floor:
+                    continue
+                row = _decoded(got.rows[q])
+                problem = "text that is not UTF-8" if row is None else _row_problem(*row, games)
+                if problem:
+                    reasons[q] = problem
+                    continue
+                db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)", row)
+                if row[2] == "new_game":
+                    games.add(q)
+                added.append(q)
+            db.execute("COMMIT")
+        finally:
+            built.close()
+        _fsync_file(tmp)
+    except (sqlite3.Error, OSError, StoreError) as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreError(f"{path}: could not rebuild the event store from its backup and what was salvaged: "
+                         f"{exc}") from exc
+    hints = dict(got.hints)
+    for q, row in got.rows.items():
+        if q not in hints and isinstance(row[1], int):
+            hints[q] = row[1]
+    salvaged_games = [q for q in added if got.rows[q][2] == b"new_game"]
+    return tmp, added, AckCheck(floor=floor, ceiling=got.upper, hints=hints, reasons=reasons, games=salvaged_games)
+
+
+def _decoded(row: tuple) -> tuple | None:
+    try:
+        return tuple(v.decode("utf-8") if isinstance(v, bytes) else v for v in row)
+    except UnicodeDecodeError:
+        return None
+
+
+def _install(rebuilt: Path, path: Path) -> None:
+    try:
+        os.replace(rebuilt, path)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        rebuilt.unlink(missing_ok=True)
+        raise StoreError(f"{path}: could not put the rebuilt event store in place: {exc}") from exc
 
 
 def _side(path: Path, suffix: str) -> Path:
@@ -532,8 +1008,8 @@ def _move_aside(path: Path, label: str, *, include_main: bool) -> Path:
     return moved[0] if moved else base
 
 
-def _restore_newest_backup(path: Path, backups: Path, workdir: Path) -> tuple[tuple[Backup, Inspection] | None, list[Path]]:
-    """Copy the newest backup that checks out to `path`; ((backup, what it holds) or None, damaged backups)."""
+def _choose_backup(path: Path, backups: Path, workdir: Path) -> tuple[tuple[Backup, Inspection] | None, list[Path]]:
+    """The newest backup that checks out; ((backup, what it holds) or None, damaged backups skipped)."""
     skipped: list[Path] = []
     for i, backup in enumerate(list_backups(backups, path.stem)):
         info = _inspect_copy(backup.path, workdir / str(i), with_side_files=False)
@@ -541,23 +1017,27 @@ def _restore_newest_backup(path: Path, backups: Path, workdir: Path) -> tuple[tu
             log.warning("backup %s is not usable: %s", backup.path, info.problem or "newer schema")
             skipped.append(backup.path)
             continue
-        tmp: Path | None = None
-        try:
-            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".restore", dir=path.parent)
-            os.close(fd)
-            tmp = Path(name)
-            shutil.copyfile(backup.path, tmp)
-            _fsync_file(tmp)
-            os.replace(tmp, path)
-            tmp = None
-            fsync_dir(path.parent)
-        except OSError as exc:
-            raise StoreError(f"{path}: could not restore the backup {backup.path}: {exc}") from exc
-        finally:
-            if tmp is not None:
-                tmp.unlink(missing_ok=True)
         return (backup, info), skipped
     return None, skipped
+
+
+def _copy_aside(path: Path, label: str) -> Path:
+    """Copy the database and its side files to `<name>.<label>-<time>[-wal|-journal]`, leaving them in place."""
+    stamp = _stamp()
+    base = path.with_name(f"{path.name}.{label}-{stamp}")
+    n = 1
+    while any(_side(base, s).exists() for s in ("",) + SIDE_FILES):
+        n += 1
+        base = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    try:
+        for suffix in ("", "-wal", "-journal"):
+            if _side(path, suffix).exists():
+                shutil.copyfile(_side(path, suffix), _side(base, suffix))
+                _fsync_file(_side(base, suffix))
+        fsync_dir(path.parent)
+    except OSError as exc:
+        log.warning("could not keep a copy of the event store at %s: %s", base, exc)
+    return base
 
 
 def _fsync_file(path: Path) -> None:

@@ -187,20 +187,28 @@ class Watcher:
         self.sync_topic = f"test/sync/{id(self)}"
         self.lock = threading.Lock()
         self.messages: list[tuple[str, bytes, bool]] = []
+        # set once the broker has acknowledged the subscription (SUBACK), not merely once connected: a
+        # message published between CONNACK and the broker's handling of SUBSCRIBE is not delivered, and a
+        # persistent session only queues for subscriptions the broker already holds
         self.connected = threading.Event()
+        self._subscribe_mid: int | None = None
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
                                   protocol=mqtt.MQTTv311)
         self.client.reconnect_delay_set(0.1, 0.5)
         self.client.on_connect = self._on_connect
+        self.client.on_subscribe = self._on_subscribe
         self.client.on_message = self._on_message
         self.client.on_disconnect = lambda *a: self.connected.clear()
         self.client.connect_async("127.0.0.1", port, keepalive=5)
         self.client.loop_start()
-        assert self.connected.wait(10), "watcher did not connect"
+        assert self.connected.wait(10), "watcher did not connect and subscribe"
 
     def _on_connect(self, client, userdata, flags, reason_code, properties):
-        client.subscribe([(t, 1) for t in self.topics] + [(self.sync_topic, 1)])
-        self.connected.set()
+        _, self._subscribe_mid = client.subscribe([(t, 1) for t in self.topics] + [(self.sync_topic, 1)])
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties):
+        if mid == self._subscribe_mid and all(not rc.is_failure for rc in reason_codes):
+            self.connected.set()
 
     def _on_message(self, client, userdata, msg):
         with self.lock:

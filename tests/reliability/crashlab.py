@@ -287,3 +287,197 @@ def summary(report: CrashReport) -> dict[str, Any]:
         "restart_median_s": round(restarts[len(restarts) // 2], 3) if restarts else None,
         "problems": report.problems(),
     }
+
+
+# --- storage damage after a kill: what SQLite cannot tell, the store must
+
+DAMAGES = ("wal_flip", "wal_truncate", "wal_deleted_after_checkpoint", "main_byte", "main_page")
+
+
+@dataclass
+class DamageTrial:
+    number: int
+    damage: str
+    events: int = 0            # on disk after the kill, before the damage
+    lost: int = 0              # not in the store after the restart (each must be named)
+    named: int = 0             # named lost on the page
+    salvaged: int = 0          # beyond the restored backup, read back from a damaged file
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _play_for(daemon: DaemonProcess, rng: random.Random, seconds: float, *, new_game: bool = False) -> int:
+    client = daemon.client()
+    try:
+        if new_game:
+            status, _ = client.post("/api/new_game", NEW_GAME)
+            assert status == 200, status
+        player = ScriptedPlayer(client, rng)
+        player.play(until=time.monotonic() + seconds)
+        return len(player.acked)
+    finally:
+        client.close()
+
+
+def _damage(db: Path, damage: str, rng: random.Random) -> str:
+    """Damage the files as a failing card or a careless hand would; says where."""
+    wal = db.with_name(db.name + "-wal")
+    if damage in ("wal_flip", "wal_truncate"):
+        size = wal.stat().st_size
+        at = rng.randrange(32, size)
+        if damage == "wal_truncate":
+            os.truncate(wal, at)
+            return f"WAL cut at {at} of {size} bytes"
+        data = bytearray(wal.read_bytes())
+        for i in range(at, min(at + 16, size)):
+            data[i] ^= rng.randrange(1, 256)
+        wal.write_bytes(bytes(data))
+        return f"16 bytes flipped at {at} of {size} in the WAL"
+    if damage == "wal_deleted_after_checkpoint":
+        wal.unlink(missing_ok=True)
+        db.with_name(db.name + "-shm").unlink(missing_ok=True)
+        return "WAL deleted"
+    import sqlite3
+
+    con = sqlite3.connect(str(db))          # fold the WAL in, as a clean stop would: the damage hits the file
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # the events table's leaves in key order: the last holds the newest events, the game in progress
+    leaves = [r[0] for r in con.execute("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' "
+                                        "ORDER BY path")]
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    if not leaves:
+        return "no damage: the events table has no leaf page"
+    pageno = leaves[-1]
+    start = (pageno - 1) * page_size
+    data = bytearray(db.read_bytes())
+    if damage == "main_page":
+        data[start:start + 8] = bytes(8)
+        db.write_bytes(bytes(data))
+        return f"the header of page {pageno}, the leaf of the newest events"
+    cells = int.from_bytes(data[start + 3:start + 5], "big")
+    cell = start + int.from_bytes(data[start + 8 + 2 * (k := rng.randrange(cells)):start + 10 + 2 * k], "big")
+    at = data.index(b'{"', cell) + 3      # inside the cell's body (the first text that starts like JSON)
+    data[at] = 0xFF
+    db.write_bytes(bytes(data))
+    return f"one byte (at {at}) of event cell {k} of page {pageno}, the leaf of the newest events"
+
+
+def run_damage_trials(workdir: Path, trials: int, *, seed: int = 1, play_s: float = 0.6,
+                      on_trial: Callable[[DamageTrial], None] | None = None,
+                      deadline_s: float = 900.0) -> list[DamageTrial]:
+    """Each trial on a fresh store: play, kill -9, damage the files one of DAMAGES' ways (in turn), restart.
+
+    The restarted daemon must come up, every event that was on disk before the damage must be either in
+    the store unchanged or named lost on the page with its game, nothing in the store may be named lost,
+    a damaged database file must not hide the game in progress, and new events must number on."""
+    from tests.reliability.harness import lost_in_notice
+
+    rng = random.Random(seed)
+    results: list[DamageTrial] = []
+    stop_at = time.monotonic() + deadline_s
+    for number in range(1, trials + 1):
+        if time.monotonic() > stop_at:
+            break
+        damage = DAMAGES[(number - 1) % len(DAMAGES)]
+        trial = DamageTrial(number, damage)
+        results.append(trial)
+        tdir = workdir / f"damage-{number}"
+        tdir.mkdir(parents=True, exist_ok=True)
+        config = write_config(tdir, demo=False, seed=seed + number)
+        db = tdir / "events.sqlite3"
+        daemon: DaemonProcess | None = None
+        try:
+            daemon = DaemonProcess(config, db)
+            _play_for(daemon, rng, play_s * rng.uniform(0.5, 1.5))
+            if damage.startswith("main") or damage == "wal_deleted_after_checkpoint":
+                # a finished game in the backups (and, stopped cleanly, in the database file) before the next
+                daemon.stop()
+                daemon = DaemonProcess(config, db)
+                _play_for(daemon, rng, play_s * rng.uniform(0.5, 1.5), new_game=True)
+            daemon.kill()
+            truth = read_store_copy(db).rows
+            trial.events = len(truth)
+            where = _damage(db, damage, rng)
+            daemon = DaemonProcess(config, db)
+            client = daemon.client()
+            state = client.get("/api/state")
+            notice = " ".join(state["live"].get("notices", []))
+            status, answer = client.post("/api/roll", {"value": 1})
+            client.close()
+            daemon.stop()
+            daemon = None
+        except (DaemonError, AssertionError, OSError, http.client.HTTPException) as exc:
+            trial.problems.append(f"{damage}: {type(exc).__name__}: {exc}")
+            if daemon is not None:
+                daemon.kill()
+            if on_trial:
+                on_trial(trial)
+            continue
+        after = {r.seq: r for r in read_store_copy(db).rows}
+        named = lost_in_notice(notice)
+        lost = {r.seq: r for r in truth if r.seq not in after}
+        trial.lost, trial.named = len(lost), len(named)
+        for r in truth:
+            if r.seq in after and after[r.seq] != r:
+                trial.problems.append(f"{where}: event {r.seq} changed: {after[r.seq]} != {r}")
+        unnamed = sorted(set(lost) - set(named))
+        if unnamed:
+            trial.problems.append(f"{where}: {len(unnamed)} lost event(s) not named, from {unnamed[0]}; notice: "
+                                  f"{notice[:300]!r}")
+        wrong = sorted(q for q in named if q in after or (q in lost and named[q] not in (None, lost[q].game_id)))
+        if wrong:
+            trial.problems.append(f"{where}: named wrongly (held, or under another game): {wrong[:5]}")
+        if damage.startswith("main") and truth:
+            current = max(r.seq for r in truth if r.kind == "new_game")
+            if current in after and state["game_id"] != current:
+                trial.problems.append(f"{where}: restarted in game {state['game_id']}, not the game in progress "
+                                      f"{current}")
+            backed_up = max((r.seq for r in truth if r.seq < current), default=0)
+            trial.salvaged = sum(1 for q in after if backed_up < q <= max(r.seq for r in truth))
+        if status == 200 and truth and answer["seq"] <= max(r.seq for r in truth):
+            trial.problems.append(f"{where}: a new event got seq {answer['seq']}, already used before the loss")
+        if on_trial:
+            on_trial(trial)
+    return results
+
+
+def damage_summary(results: list[DamageTrial]) -> dict[str, Any]:
+    per = {}
+    for d in DAMAGES:
+        mine = [t for t in results if t.damage == d]
+        per[d] = {"trials": len(mine), "ok": sum(t.ok for t in mine), "events": sum(t.events for t in mine),
+                  "lost_and_named": sum(t.lost for t in mine if t.ok),
+                  "trials_with_loss": sum(1 for t in mine if t.lost),
+                  "salvaged": sum(t.salvaged for t in mine)}
+    return {"trials": len(results), "ok": sum(t.ok for t in results), "per_damage": per,
+            "lost": sum(t.lost for t in results), "named": sum(t.named for t in results),
+            "problems": [f"trial {t.number} ({t.damage}): {p}" for t in results for p in t.problems]}
+
+
+def ack_record_cost(workdir: Path, appends: int = 400) -> dict[str, float]:
+    """What the acknowledgement record costs a commit: appends to two stores, one with it, in turn (ms)."""
+    from companion.store import EventStore
+
+    stores = {False: EventStore(workdir / "cost-without.sqlite3", record_acks=False),
+              True: EventStore(workdir / "cost-with.sqlite3", record_acks=True)}
+    times: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        games = {k: s.append(None, "new_game", NEW_GAME, "page").game_id for k, s in stores.items()}
+        for i in range(appends):
+            for k in ((False, True) if i % 2 else (True, False)):
+                t = time.perf_counter()
+                stores[k].append(games[k], "action", {"action": {"type": "roll", "value": i % 6 + 1}}, "page")
+                times[k].append(time.perf_counter() - t)
+    finally:
+        for s in stores.values():
+            s.close()
+    out = {}
+    for k, name in ((False, "without"), (True, "with")):
+        ts = sorted(times[k])
+        out[f"append_median_ms_{name}"] = round(ts[len(ts) // 2] * 1000, 2)
+        out[f"append_p95_ms_{name}"] = round(ts[int(len(ts) * 0.95)] * 1000, 2)
+    return out

@@ -348,3 +348,19 @@ def read_store_copy(db: Path) -> DiskView:
         finally:
             con.close()
     return DiskView(integrity, rows)
+
+
+_LOST_RUN = re.compile(r"game (\d+|\?): events? (\d+)(?:–(\d+))?")
+
+
+def lost_in_notice(notice: str | None) -> dict[int, int | None]:
+    """The events a store notice says were lost ("Lost: … game 398: events 412–437; …"), seq -> game (None: '?')."""
+    if not notice or "Lost:" not in notice:
+        return {}
+    named: dict[int, int | None] = {}
+    for m in _LOST_RUN.finditer(notice[notice.index("Lost:"):]):
+        game = None if m.group(1) == "?" else int(m.group(1))
+        first = int(m.group(2))
+        for q in range(first, int(m.group(3) or first) + 1):
+            named[q] = game
+    return named

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.reliability.crashlab import Expected, check_disk, run_crash_trials, summary
+from tests.reliability.crashlab import (DAMAGES, Expected, check_disk, damage_summary, run_crash_trials,
+                                       run_damage_trials, summary)
 from tests.reliability.harness import DaemonProcess, Row, read_store_copy, write_config
 
 pytestmark = pytest.mark.slow
@@ -57,3 +58,11 @@ def test_the_daemon_starts_over_a_damaged_database_and_says_so(tmp_path):
     assert "moved aside" in daemon.log_text()
     assert [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name]
     assert read_store_copy(db).integrity == "ok"
+
+
+def test_wal_and_file_damage_after_a_kill_is_named_on_the_page(tmp_path):
+    """One trial of each damage (bench/crash.py runs 25): every event gone is named with its game, none kept is."""
+    results = run_damage_trials(tmp_path, trials=len(DAMAGES), seed=5, deadline_s=300)
+    d = damage_summary(results)
+    assert d["problems"] == [] and d["trials"] == len(DAMAGES)
+    assert d["lost"] > 0 and d["lost"] == sum(t.lost for t in results)

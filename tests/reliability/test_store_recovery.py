@@ -1,4 +1,5 @@
-"""Startup with a damaged event store: moved aside, said so, started clean or restored from a backup."""
+"""Startup with a damaged event store: moved aside, said so, restored from a backup (or started clean) with every
+event still readable in it salvaged."""
 
 import logging
 import os
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from companion.store import (EventStore, StoreError, inspect_database, list_backups, open_store)
+from tests.reliability.harness import lost_in_notice
 
 GAME = {"game": "balance_duels", "options": {"players": 2}}
 
@@ -74,10 +76,11 @@ def test_a_store_left_by_a_crash_keeps_every_event_in_its_wal(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "empty", "header_only", "half", "missing_last_page"])
-def test_damaged_file_without_backup_is_moved_aside_and_the_store_starts_empty(tmp_path, damage, caplog):
+def test_damaged_file_without_backup_is_moved_aside_and_what_is_readable_kept(tmp_path, damage, caplog):
     db = tmp_path / "events.sqlite3"
     store = EventStore(db)
     fill(store, games=3, actions=60)
+    before = all_events(store)
     store.close()
     data = db.read_bytes()
     damaged = {
@@ -90,12 +93,16 @@ def test_damaged_file_without_backup_is_moved_aside_and_the_store_starts_empty(t
     db.write_bytes(damaged)
     with caplog.at_level(logging.ERROR, logger="companion.store"):
         fresh, notice = open_store(db, tmp_path / "backups")
-    assert notice is not None and "moved aside" in notice and "empty store" in notice and str(db) in notice
+    assert notice is not None and "moved aside" in notice and str(db) in notice
     assert any("moved aside" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
     moved = aside_files(tmp_path, "damaged")
     assert len(moved) == 1 and (tmp_path / moved[0]).read_bytes() == damaged   # kept as it was, for inspection
-    assert fresh.last_seq() == 0 and fresh.integrity_check() == "ok"
-    fresh.append(None, "new_game", GAME, "test")                               # and it works
+    kept = all_events(fresh)
+    assert all(e in before for e in kept) and fresh.integrity_check() == "ok"     # salvaged exactly as written
+    assert set(lost_in_notice(notice)) == {e[0] for e in before} - {e[0] for e in kept}
+    assert ("empty store" in notice) == (not kept)
+    assert (damage == "missing_last_page") == bool(kept)      # only there do the events' pages survive
+    assert fresh.append(None, "new_game", GAME, "test").seq == 184     # and it works, numbering on
     fresh.close()
 
 
@@ -110,7 +117,8 @@ def test_damaged_file_is_replaced_by_the_newest_good_backup(tmp_path):
     store.close()
     db.write_bytes(db.read_bytes()[:3000])
     restored, notice = open_store(db, backups)
-    assert "Restored the newest good backup" in notice and "lost" in notice
+    assert "Restored the newest good backup" in notice and "could be read" in notice
+    assert lost_in_notice(notice) == {q: 16 for q in range(16, 24)}         # the game in no backup, named
     assert all_events(restored) == finished and restored.integrity_check() == "ok"
     restored.close()
 
@@ -194,16 +202,17 @@ def test_a_wal_without_its_database_is_not_replayed_into_a_new_one(tmp_path):
     fresh.close()
 
 
-@pytest.mark.parametrize("sql,why", [
-    ("UPDATE events SET body = 'not json' WHERE seq = 3", "not valid JSON"),
-    ("UPDATE events SET kind = 'teleport' WHERE seq = 2", "unknown kind"),
-    ("UPDATE events SET game_id = 99 WHERE seq = 4", "never started"),
-    ("DROP TABLE meta", "not a Table Companion event store"),
+@pytest.mark.parametrize("sql,why,lost", [
+    ("UPDATE events SET body = 'not json' WHERE seq = 3", "not valid JSON", {3}),
+    ("UPDATE events SET kind = 'teleport' WHERE seq = 2", "unknown kind", {2}),
+    ("UPDATE events SET game_id = 99 WHERE seq = 4", "never started", {4}),
+    ("DROP TABLE meta", "not a Table Companion event store", set()),
 ])
-def test_rows_that_no_daemon_could_have_written_count_as_damage(tmp_path, sql, why):
+def test_rows_that_no_daemon_could_have_written_count_as_damage(tmp_path, sql, why, lost):
     db = tmp_path / "events.sqlite3"
     store = EventStore(db)
     fill(store)
+    before = all_events(store)
     store.close()
     con = sqlite3.connect(db)
     con.execute(sql)
@@ -211,7 +220,9 @@ def test_rows_that_no_daemon_could_have_written_count_as_damage(tmp_path, sql, w
     con.close()
     assert why in inspect_database(db).problem
     fresh, notice = open_store(db)
-    assert why in notice and fresh.last_seq() == 0
+    assert why in notice and "moved aside" in notice
+    # the other events are salvaged, the damaged one named
+    assert all_events(fresh) == [e for e in before if e[0] not in lost] and set(lost_in_notice(notice)) == lost
     fresh.close()
 
 

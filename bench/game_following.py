@@ -49,7 +49,7 @@ from companion.replay.simgame import move_matches, play_session  # noqa: E402
 from companion.sensing.calibration import render  # noqa: E402
 from companion.sensing.simtrace import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
-from sensing_accuracy import LEVELS, fmt, session_arm  # noqa: E402  (bench/ is this script's folder)
+from sensing_accuracy import LEVELS, fmt, session_arm, session_cells  # noqa: E402  (bench/ is this script's folder)
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
 
 
@@ -146,7 +146,8 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
     # the arms and hands of the accuracy benchmark (bench/sensing_accuracy.py), seed for seed
     arm, hands, _ = session_arm(seed, arms)
     t0 = time.perf_counter()
-    session = play_session(model, profile=level, seed=seed, players=players, turns=turns, arm=arm, hands=hands)
+    session = play_session(model, profile=session_cells(level, seed, arms), seed=seed, players=players, turns=turns,
+                           arm=arm, hands=hands)
     made_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="game-following-") as tmp:
         d = Path(tmp)

@@ -58,7 +58,7 @@ from companion.games import balance_duels as bd  # noqa: E402
 from companion.games.balance_model import load_model  # noqa: E402
 from companion.sensing.evaluation import Summary, score  # noqa: E402
 from companion.sensing.follower import ArmFollower  # noqa: E402
-from companion.sensing.simtrace import PROFILES, ArmStyle, HandStyle, TableScript  # noqa: E402
+from companion.sensing.simtrace import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
 
 LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
 GOALS = {"exact_pct": 99.5, "flagged_pct": 99.0, "tips_missed": 0, "false_pct": 0.5, "latency_median_s": 1.5}
@@ -72,12 +72,19 @@ def session_arm(seed: int, arms: str) -> tuple[ArmStyle, HandStyle, tuple[float,
     return ArmStyle(), HandStyle(lift_gap_s=(0.05, 0.35)), (3.3, 6.0)
 
 
+def session_cells(level: str, seed: int, arms: str) -> NoiseProfile:
+    """The noise level's load cells, with (on random arms) how this table's cells settle drawn too."""
+    if arms == "random":
+        return with_profile(level, settle_fir=drawn_settling(random.Random(seed * 977 + 3)))
+    return PROFILES[level]
+
+
 def play(model, profile: str, seed: int, players: int, n_actions: int, *, mass_spread: bool = True,
          arms: str = "random") -> TableScript:
     """A Balance Duels game (or several) on the simulated table, until `n_actions` physical actions."""
     rng = random.Random(seed)
     arm, hands, pause = session_arm(seed, arms)
-    script = TableScript(model, profile, seed=seed, hands=hands, mass_spread=mass_spread, arm=arm)
+    script = TableScript(model, session_cells(profile, seed, arms), seed=seed, hands=hands, mass_spread=mass_spread, arm=arm)
     # the table judges tips: pawn masses vary, so the model's nominal torque is only nearly right
     state = bd.new_game(model, players, tip_judge="table")
 

@@ -618,5 +618,15 @@ def with_profile(name: str, **changes) -> NoiseProfile:
     return replace(PROFILES[name], **changes)
 
 
-__all__ = ["NoiseProfile", "PROFILES", "SensorSim", "TableScript", "Action", "ArmStyle", "HandStyle", "random_session",
+def drawn_settling(rng: random.Random) -> tuple[float, ...]:
+    """How one table's load cells reach a step, drawn over what HX711-type converters do: over 3 to 5 samples,
+    weighted from evenly to mostly the newest (newest first, summing to 1). The follower assumes none of them."""
+    n = rng.choice((3, 4, 5))
+    power = rng.uniform(0.0, 1.5)
+    weights = [(1.0 - m / n) ** power for m in range(n)]
+    total = sum(weights)
+    return tuple(w / total for w in weights)
+
+
+__all__ = ["drawn_settling", "NoiseProfile", "PROFILES", "SensorSim", "TableScript", "Action", "ArmStyle", "HandStyle", "random_session",
            "write_trace", "format_row", "config_toml", "with_profile"]

@@ -145,11 +145,13 @@ def _channel() -> type:
                 server.connections_by_address[self.host] += 1
             self._counted = True
             super().__init__(server, sock, addr, adj, map=map)
-            self.waiting_since: float | None = self.creation_time   # a connection's first request counts from it
+            # a connection's first request counts from its opening (monotonic: a Pi's wall clock jumps when NTP
+            # first sets it, and waitress's own time.time() would then cut every waiting connection at once)
+            self.waiting_since: float | None = time.monotonic()
 
         def received(self, data: bytes) -> bool:
             if data and self.waiting_since is None:
-                self.waiting_since = time.time()      # waitress's own clock: maintenance() is given time.time()
+                self.waiting_since = time.monotonic()
             done = super().received(data)
             if self.request is None:
                 self.waiting_since = None             # every request received so far is whole
@@ -202,7 +204,7 @@ def _handle_accept(server: Any, per_address: int) -> None:
 
 def _maintenance(server: Any, deadline_s: float, now: float) -> None:
     type(server).maintenance(server, now)           # waitress's own: idle keep-alive connections past channel_timeout
-    cutoff = now - deadline_s
+    cutoff = time.monotonic() - deadline_s
     for channel in list(server.active_channels.values()):
         since = getattr(channel, "waiting_since", None)
         if since is not None and since < cutoff and not channel.requests:

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import tomllib
 from collections import deque
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from companion.games.base import Engine, RuleError, field, require
-from companion.games.mapdata import MapForm, frozen_key, symmetric_links
+from companion.games.mapdata import MapForm, cached_atlas, symmetric_links, with_map
 
 MAP: dict[str, Any] = tomllib.loads(
     (Path(__file__).parent / "data" / "balance_of_power_map.toml").read_text(encoding="utf-8")
@@ -108,17 +106,15 @@ def _build_atlas(extra: Mapping[str, Any]) -> Atlas:
     )
 
 
-@lru_cache(maxsize=8)
-def _atlas_for(key: str) -> Atlas:
-    return _build_atlas(json.loads(key))
+_atlas_of = cached_atlas(_build_atlas)
 
 
 def _atlas(state: Mapping[str, Any]) -> Atlas:
     # the completion rides in the state as plain data, so the rules stay functions of the state
-    return _atlas_for(frozen_key(state.get("map")))
+    return _atlas_of(state.get("map"))
 
 
-SHIPPED = _atlas_for(frozen_key({}))
+SHIPPED = _atlas_of({})
 # kept for callers that read the shipped map directly
 ADJACENT = SHIPPED.adjacent
 BORDERS_COMPLETE = SHIPPED.borders_complete
@@ -934,17 +930,11 @@ def engine(map_data: Mapping[str, Any] | None = None) -> Engine:
     """The engine with the players' completion of the map (MAP_FORM-checked data) in every state it sees."""
     if not map_data:
         return ENGINE
-    data = dict(map_data)
-
-    def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
-        return {**state, "map": data}
-
     extra = ()
-    if all(spec["capital"] for spec in _atlas_for(frozen_key(data)).empires.values()):
+    if all(spec["capital"] for spec in _atlas_of(map_data).empires.values()):
         # every capital known (the players completed the map): New game can follow the board pawn by pawn
         extra = ({"key": "tracking", "label": "Keep the score", "kind": "choice",
                   "help": "by territory counts entered at the end of each turn, or by following every pawn on the board",
                   "choices": [{"label": "from counts entered by hand", "options": {"tracking": "counts"}},
                               {"label": "by following the board, pawn by pawn", "options": {"tracking": "board"}}]},)
-    return replace(ENGINE, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
-                   view=lambda state: view(stamp(state)), setup_options=extra + ENGINE.setup_options)
+    return with_map(ENGINE, new, act, view, map_data, setup_options=extra + ENGINE.setup_options)

@@ -13,7 +13,8 @@ import difflib
 import json
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -331,3 +332,25 @@ def _field_error(table: str | None, key: str | None, message: str) -> MapFileErr
 def frozen_key(data: Mapping[str, Any] | None) -> str:
     """A cache key for a completion (plain data in, the same string for the same content)."""
     return json.dumps(data or {}, sort_keys=True)
+
+
+def cached_atlas(build: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any] | None], Any]:
+    """`build(completion)` as a function of the completion, built once per distinct completion (the rules ask for
+    the map at every action; a completion changes once an evening)."""
+    @lru_cache(maxsize=8)
+    def from_key(key: str) -> Any:
+        return build(json.loads(key))
+
+    return lambda data: from_key(frozen_key(data))
+
+
+def with_map(engine: Any, new: Callable, act: Callable, view: Callable, map_data: Mapping[str, Any], **changes: Any) -> Any:
+    """`engine` with the players' completion of its map in every state it sees: the completion rides in the state
+    as plain data, so the rules stay functions of the state. `changes` replace other fields of the engine."""
+    data = dict(map_data)
+
+    def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
+        return {**state, "map": data}
+
+    return replace(engine, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
+                   view=lambda state: view(stamp(state)), **changes)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import copy
 import difflib
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from math import ceil
 from pathlib import Path
 from typing import Any, Mapping
 
-from companion.games.mapdata import MapForm, frozen_key, symmetric_links
+from companion.games.mapdata import MapForm, cached_atlas, symmetric_links, with_map
 from companion.games import dice
 from companion.games.base import Engine, RuleError, field, require
 
@@ -106,19 +106,15 @@ def _build_atlas(extra: Mapping[str, Any]) -> Atlas:
     )
 
 
-@lru_cache(maxsize=8)
-def _atlas_for(key: str) -> Atlas:
-    import json
-
-    return _build_atlas(json.loads(key))
+_atlas_of = cached_atlas(_build_atlas)
 
 
 def _atlas(state: Mapping[str, Any]) -> Atlas:
     # the completion rides in the state as plain data, so the rules stay functions of the state
-    return _atlas_for(frozen_key(state.get("map")))
+    return _atlas_of(state.get("map"))
 
 
-SHIPPED = _atlas_for(frozen_key({}))
+SHIPPED = _atlas_of({})
 # kept for callers that read the shipped map directly
 ADJACENT = SHIPPED.adjacent
 BORDERS_COMPLETE = SHIPPED.borders_complete
@@ -1409,10 +1405,4 @@ def engine(map_data: Mapping[str, Any] | None = None) -> Engine:
     """The engine with the players' completion of the map (MAP_FORM-checked data) in every state it sees."""
     if not map_data:
         return ENGINE
-    data = dict(map_data)
-
-    def stamp(state: Mapping[str, Any]) -> dict[str, Any]:
-        return {**state, "map": data}
-
-    return replace(ENGINE, new=lambda options: new(options, data), act=lambda state, action: act(stamp(state), action),
-                   view=lambda state: view(stamp(state)))
+    return with_map(ENGINE, new, act, view, map_data)

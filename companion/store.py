@@ -983,14 +983,20 @@ def _missing_rows(main_copy: Path, full_copy: Path) -> int:
         con.close()
 
 
-def _move_aside(path: Path, label: str, *, include_main: bool) -> Path:
-    """Rename the database (if asked) and its side files to `<name>.<label>-<time>[-wal|-shm|-journal]`."""
+def _aside_name(path: Path, label: str) -> Path:
+    """`<name>.<label>-<time>`, numbered on when that (or a side file of it) is taken already."""
     stamp = _stamp()
     base = path.with_name(f"{path.name}.{label}-{stamp}")
     n = 1
     while any(_side(base, s).exists() for s in ("",) + SIDE_FILES):
         n += 1
         base = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    return base
+
+
+def _move_aside(path: Path, label: str, *, include_main: bool) -> Path:
+    """Rename the database (if asked) and its side files to `<name>.<label>-<time>[-wal|-shm|-journal]`."""
+    base = _aside_name(path, label)
     moved = []
     try:
         if include_main:
@@ -1023,12 +1029,7 @@ def _choose_backup(path: Path, backups: Path, workdir: Path) -> tuple[tuple[Back
 
 def _copy_aside(path: Path, label: str) -> Path:
     """Copy the database and its side files to `<name>.<label>-<time>[-wal|-journal]`, leaving them in place."""
-    stamp = _stamp()
-    base = path.with_name(f"{path.name}.{label}-{stamp}")
-    n = 1
-    while any(_side(base, s).exists() for s in ("",) + SIDE_FILES):
-        n += 1
-        base = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    base = _aside_name(path, label)
     try:
         for suffix in ("", "-wal", "-journal"):
             if _side(path, suffix).exists():

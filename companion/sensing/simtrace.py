@@ -69,7 +69,8 @@ PROFILES = {
 class _SimCell:
     __slots__ = ("name", "share", "k", "zero", "drift", "walk", "next_t", "period", "history")
 
-    def __init__(self, name: str, share: float, k: float, zero: float, drift: float, period: float, t: float):
+    def __init__(self, name: str, share: float, k: float, zero: float, drift: float, period: float, t: float,
+                 taps: int = len(FIR)):
         self.name = name
         self.share = share
         self.k = k
@@ -78,7 +79,8 @@ class _SimCell:
         self.walk = 0.0
         self.period = period
         self.next_t = t
-        self.history: deque[float] = deque(maxlen=len(FIR))
+        # as long as this table's settling: a shorter memory would never fill, and the cell would read sharp
+        self.history: deque[float] = deque(maxlen=max(1, taps))
 
 
 class SensorSim:
@@ -116,7 +118,8 @@ class SensorSim:
                 zero = profile.zero_counts + rng.uniform(-2000, 2000)
             self.cells.append(_SimCell(name, share, k, zero,
                                        rng.uniform(-profile.drift_counts_per_s, profile.drift_counts_per_s),
-                                       1.0 / profile.rate_sps, t + rng.uniform(0, 1.0 / profile.rate_sps)))
+                                       1.0 / profile.rate_sps, t + rng.uniform(0, 1.0 / profile.rate_sps),
+                                       len(profile.settle_fir)))
         self.accel_next = t + rng.uniform(0, 1.0 / profile.accel_hz)
         self.tilt_next = t
         self.tilt_contact = False

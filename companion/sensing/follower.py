@@ -42,7 +42,8 @@ from companion.sensing.inference import (Candidate, Measurement, Resolution, Tra
                                          enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
                                          move_candidates, nominal_pawns, rank, rank_beliefs, touches_for)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
-from companion.sensing.touches import MODEL_INFLATION, HandSpread, locate, split
+from companion.sensing.settling import Gesture, Settling
+from companion.sensing.touches import HandSpread, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
@@ -189,6 +190,7 @@ class ArmFollower:
         # the load cells' sum over the last seconds, for the hands' touches (touches.py), and those found for
         # the gesture being judged: (its start, how many looks, the touches)
         self._touch_cache: tuple[tuple[float, float], int, tuple] | None = None
+        self.settling = Settling()         # how this table's load cells reach a step (settling.py)
         self.hands = HandSpread()          # where this table's touches are located, against the holders touched
         self._next_eval = -math.inf
         self.board_reported: int | None = None
@@ -345,6 +347,7 @@ class ArmFollower:
         top = options[0][0]
         best = options[0][3]
         self.hands.learn(touches_for(best, m), best.touch_x)
+        self._learn_settling(best, m)
         merged: dict[tuple, list] = {}
         for score, ll, pool, c in options:
             w = math.exp(max(-700.0, score - top))
@@ -366,6 +369,18 @@ class ArmFollower:
                         for w, pawns, c, ll in ordered]
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+
+    def _learn_settling(self, best: Candidate, m: Measurement) -> None:
+        """Every shape of settling places the confirmed move's touches; the best-placing one is used from then on
+        (and the hands' gain and spread are those its touches give)."""
+        g = m.gesture
+        if g is None or not best.touch_x:
+            return
+        lifted = None
+        if len(best.touch_x) == 2 and m.touches_by_size and best.size in m.touches_by_size:
+            lifted = self.geo.mass[best.size]
+        if self.settling.learn(best.touch_x, g.locate_family(lifted_g=lifted)):
+            self.hands = HandSpread(self.settling.hand_touches())
 
     def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
         """Whether the move's changes leave every holder within its capacity."""
@@ -612,7 +627,7 @@ class ArmFollower:
         """Σ of the cells' window means (g) and its variance; `before` leaves out the newest signal,
         `settled_from` the first samples after a step, which still carry the HX711's settling tail."""
         w = var = 0.0
-        tail = self.s.settle_samples - 1
+        tail = max(self.s.settle_samples, len(self.settling.taps)) - 1
         end = math.inf if before is None else before
         for c in self._cell_list:
             if settled_from is not None:
@@ -799,18 +814,18 @@ class ArmFollower:
         var0 = self.var_tau0
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
-        touches, by_size = self._gesture_touches(t, w1)
+        touches, by_size, gesture = self._gesture_touches(t, w1)
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain)
+                        self.hands.gain, gesture)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:
         """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
         after the hands left, when more of the swing after them is in."""
         if not self._accel_seen or not self._cell_list or self.board0:
-            return (), None    # resting on the board before, the arm was pinned: its angle said nothing of the hands
+            return (), None, None    # resting on the board before, the arm was pinned: its angle said nothing of the hands
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
         key = (self.t_disturbed, self.t_off)
         looks = 1 if t - self.t_off < 1.0 else 2
@@ -820,7 +835,7 @@ class ArmFollower:
         start = self.t_disturbed - 0.15
         ws = _summed([[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list])
         if len(ws) < 4:
-            return (), None
+            return (), None, None
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
                       lightest_g=min(self.geo.mass.values()))
@@ -828,29 +843,19 @@ class ArmFollower:
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
-        # a load cell reads a hand's force late and spread over its settling: a sample late on average, over
-        # settle_samples of them. The arm's answer is judged as the cells would have read it — the angle averaged
-        # over the settling too, and the weights shifted to match — so that both sides are equally blurred: read
-        # sharp, the angle's swing is set against a blurred force, and at 10 SPS every touch came out 6-17 % nearer
-        # the pivot and twice as scattered as at 80 SPS
-        span = (self.s.settle_samples - 1) * dt
-        lag = dt - span / 2
-        inflation = MODEL_INFLATION
-        if span >= 0.06:     # (a quick cell's blur is a few accelerometer samples: reading the angle sharp is closer)
-            angle = _blurred(angle, span)
-            free = [(a + span, b) for a, b in free if b > a + span]
-        else:
-            lag = dt
-            inflation *= max(1.0, math.sqrt(dt / 0.0125))
-        common = dict(rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa,
-                      omega=omega, zeta=zeta, free=free, noise=self.accel_noise.sigma, lag_s=lag,
-                      inflation=inflation)
-        found = tuple(locate(angle, ws, parts, **common))
+        # a load cell reads a hand's force late and spread over its settling: the arm's answer is judged as the
+        # cells would have read it — the angle through this table's taps (settling.py) — so that both sides are
+        # equally blurred and equally late. Read sharp, the angle's swing is set against a blurred force, and at
+        # 10 SPS every touch came out 6-17 % nearer the pivot and twice as scattered as at 80 SPS
+        gesture = Gesture(angle, ws, parts, free, dt, dict(
+            rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
+            zeta=zeta, noise=self.accel_noise.sigma))
+        taps = self.settling.taps
+        found = tuple(gesture.locate(taps))
         by_size = None
         if len(parts) == 2:
-            by_size = {size: tuple(locate(angle, ws, parts, lifted_g=mass, **common))
-                       for size, mass in self.geo.mass.items()}
-        self._touch_cache = (key, looks, (found, by_size))
+            by_size = {size: tuple(gesture.locate(taps, lifted_g=mass)) for size, mass in self.geo.mass.items()}
+        self._touch_cache = (key, looks, (found, by_size, gesture))
         return self._touch_cache[2]
 
     def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -1200,17 +1205,4 @@ def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float
                 t1, v1 = tr[i + 1]
                 total += v0 + (v1 - v0) * (t - t0) / (t1 - t0)
         out.append((t, total))
-    return out
-
-
-def _blurred(samples: Sequence[tuple[float, float]], span: float) -> list[tuple[float, float]]:
-    """Each (t, value) replaced by the mean of the samples over the `span` seconds up to it."""
-    out = []
-    total, lo = 0.0, 0
-    for i, (t, v) in enumerate(samples):
-        total += v
-        while samples[lo][0] < t - span:
-            total -= samples[lo][1]
-            lo += 1
-        out.append((t, total / (i - lo + 1)))
     return out

@@ -313,6 +313,8 @@ class Measurement:
     touches_by_size: Any = field(default=None, compare=False, repr=False)
     finger_mm: float = field(default=12.0, compare=False, repr=False)    # the hands' spread about a holder (1σ)
     touch_gain: float = field(default=1.0, compare=False, repr=False)    # a touch at x is located at about gain · x
+    # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
+    gesture: Any = field(default=None, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""

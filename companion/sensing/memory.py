@@ -23,6 +23,7 @@ from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
 from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
+from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.touches import HandSpread
 
 VERSION = 1
@@ -44,6 +45,7 @@ def memory_of(f: ArmFollower) -> dict:
                      "pawns": [[p.holder, p.size, p.mass_g, p.sigma_g] for p in b.pawns]} for b in f.beliefs],
         "weigh_pending": None if pending is None else list(pending),
         "hand_touches": [list(m) for m in f.hands.touches],
+        "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
     }
 
 
@@ -62,7 +64,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     if memory.get("version") != VERSION:
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
-                                    "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches"})
+                                    "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
+                                    "settling"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -116,6 +119,9 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         f.hands = HandSpread([(_number({"x": a}, "x", "hand_touches.", low=-1e4, high=1e4),
                                _number({"x": b}, "x", "hand_touches.", low=-1e4, high=1e4),
                                _number({"s": c}, "s", "hand_touches.", low=0.0, high=1e6)) for a, b, c in touches])
+    rows = memory.get("settling")     # (none in a memory written before the settling was learned: the nominal)
+    if rows is not None:
+        f.settling = Settling(_settling_rows(rows))
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):
@@ -123,3 +129,26 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         nums = [_number({"v": pending[k]}, "v", "weigh_pending.", low=-1e7, high=1e7) for k in (0, 1, 4)]
         f._weigh_pending = (nums[0], nums[1], pending[2], pending[3], nums[2])
     return f
+
+
+def _settling_rows(rows: Any) -> list[tuple[float, list]]:
+    shape = (f"follower memory: settling must be a list of at most {Settling.KEEP} [holder x, [[located x, σ²] or "
+             f"null, … one per shape ({len(FAMILY)})]] rows")
+    if not isinstance(rows, list) or len(rows) > Settling.KEEP:
+        raise ValueError(shape)
+    out = []
+    for i, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[1], list) and len(row[1]) == len(FAMILY)):
+            raise ValueError(shape)
+        where = f"settling.{i}."
+        per = []
+        for e in row[1]:
+            if e is None:
+                per.append(None)
+                continue
+            if not (isinstance(e, list) and len(e) == 2):
+                raise ValueError(shape)
+            per.append((_number({"x": e[0]}, "x", where, low=-1e4, high=1e4),
+                        _number({"s": e[1]}, "s", where, low=0.0, high=1e6)))
+        out.append((_number({"x": row[0]}, "x", where, low=-1e4, high=1e4), per))
+    return out

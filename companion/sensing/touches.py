@@ -180,8 +180,22 @@ def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, 
     away (its pawn's mass), when known — a slow load cell blurs the pause between touches, and with it the
     weight the arm carried then. An estimate only from stretches of free swing.
     """
+    return locate_each([angle], weights, touches, rest_before=rest_before, w_before=w_before, w_after=w_after,
+                       kappa=kappa, omega=omega, zeta=zeta, free=free, noise=noise, lag_s=lag_s,
+                       inflation=inflation, lifted_g=lifted_g)[0]
+
+
+def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequence[tuple[float, float]],
+                touches: Sequence[tuple[float, float]], *, rest_before: float, w_before: float, w_after: float,
+                kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
+                lag_s: float = 0.0, inflation: float = MODEL_INFLATION,
+                lifted_g: float | None = None) -> list[list[Touch]]:
+    """`locate` for several readings of one angle, all sampled at the times of the first (the angle as load
+    cells of different settling would have read it, settling.py): the arm's answer to the weights is worked
+    out once and each reading fitted to it."""
+    angle = angles[0] if angles else ()
     if not touches or not weights or not angle:
-        return []
+        return [[] for _ in angles]
     wt = [t - lag_s for t, _ in weights] + [weights[-1][0] - lag_s + 1e-3]
     wv = [w for _, w in weights] + [w_after]
     k = len(touches)
@@ -216,50 +230,58 @@ def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, 
     decay = zeta * omega
     wd = omega * math.sqrt(max(1e-9, 1.0 - zeta * zeta))
     cols: list[list[float]] = []      # per sample: [h_1..h_k, then A, B of its own stretch]
-    ys: list[float] = []
+    rows: list[int] = []              # which angle sample each is
     which: list[int] = []
     for j, (a, b) in enumerate(free):
-        pts = [(t, s) for t, s in angle if a <= t <= b]
-        if len(pts) < MIN_FREE_SAMPLES:
+        idx = [n_ for n_, (t, _) in enumerate(angle) if a <= t <= b]
+        if len(idx) < MIN_FREE_SAMPLES:
             continue
-        ts = [t for t, _ in pts]
+        ts = [angle[n_][0] for n_ in idx]
         hs = [_response(inp, a, ts, omega, zeta) for inp in inputs]
-        for n_, (t, s) in enumerate(pts):
+        for q, (n_, t) in enumerate(zip(idx, ts)):
             u = t - a
             e = math.exp(-decay * u)
-            cols.append([hs[i][n_] for i in range(k)] + [e * math.cos(wd * u), e * math.sin(wd * u)])
-            ys.append(s - rest_before)
+            cols.append([hs[i][q] for i in range(k)] + [e * math.cos(wd * u), e * math.sin(wd * u)])
+            rows.append(n_)
             which.append(j)
     stretches = sorted(set(which))
-    if not ys or not stretches:
-        return [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    unknown = [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    if not rows or not stretches:
+        return [list(unknown) for _ in angles]
     size = k + 2 * len(stretches)
     pos = {j: k + 2 * n for n, j in enumerate(stretches)}
+    places = [list(range(k)) + [pos[j], pos[j] + 1] for j in which]
     m = [[0.0] * size for _ in range(size)]
-    v = [0.0] * size
-    for row, y, j in zip(cols, ys, which):
-        idx = list(range(k)) + [pos[j], pos[j] + 1]
-        vals = row
-        for p, vp in zip(idx, vals):
-            v[p] += vp * y
-            for q, vq in zip(idx, vals):
-                m[p][q] += vp * vq
-    solved = _solve(m, v)
+    for row, idx in zip(cols, places):
+        for p, vp in zip(idx, row):
+            mp = m[p]
+            for q, vq in zip(idx, row):
+                mp[q] += vp * vq
+    solved = _solve(m, [0.0] * size)
     if solved is None:
-        return [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
-    x, inv = solved
-    rss = 0.0
-    for row, y, j in zip(cols, ys, which):
-        idx = list(range(k)) + [pos[j], pos[j] + 1]
-        rss += (y - sum(x[p] * vp for p, vp in zip(idx, row))) ** 2
-    s2 = max(noise * noise, rss / max(1, len(ys) - size)) * inflation ** 2
-    out = []
-    for i, (a, b) in enumerate(touches):
-        var = inv[i][i] * s2
-        sigma = math.sqrt(var) if var > 0 else math.inf
-        out.append(Touch(a, b, x[i] if math.isfinite(sigma) else None, sigma, bases[i] - levels[i],
-                         tuple(inv[i][j] * s2 for j in range(k))))
-    return out
+        return [list(unknown) for _ in angles]
+    inv = solved[1]
+    dof = max(1, len(rows) - size)
+    found = []
+    for reading in angles:
+        ys = [reading[n_][1] - rest_before for n_ in rows]
+        v = [0.0] * size
+        for row, idx, y in zip(cols, places, ys):
+            for p, vp in zip(idx, row):
+                v[p] += vp * y
+        x = [sum(a * b for a, b in zip(inv_row, v)) for inv_row in inv]
+        rss = 0.0
+        for row, idx, y in zip(cols, places, ys):
+            rss += (y - sum(x[p] * vp for p, vp in zip(idx, row))) ** 2
+        s2 = max(noise * noise, rss / dof) * inflation ** 2
+        out = []
+        for i, (a, b) in enumerate(touches):
+            var = inv[i][i] * s2
+            sigma = math.sqrt(var) if var > 0 else math.inf
+            out.append(Touch(a, b, x[i] if math.isfinite(sigma) else None, sigma, bases[i] - levels[i],
+                             tuple(inv[i][j] * s2 for j in range(k))))
+        found.append(out)
+    return found
 
 
 class HandSpread:

@@ -1,0 +1,215 @@
+"""How this table's load cells reach a step in weight, learned from the moves the game confirmed.
+
+A load cell's converter (an HX711 and its digital filter) reports a change of force over a few
+samples, weighted from its newest sample back: its taps. The follower locates the hands by setting
+the arm's swing against the force the cells read (touches.py), so it reads the angle through the
+same taps — both sides then equally blurred and equally late. Read through other taps, a touch
+comes out nearer the pivot or farther, and far more scattered: at 10 samples a second a cell's
+settling lasts as long as a touch.
+
+No datasheet gives the taps of a particular cell, bridge and converter, so they are chosen here from
+a family of shapes (sharp; a pure one-sample delay; decaying from the newest over 2-6 samples, from
+even to steep; a hump, as sinc filters have) by the touches of confirmed moves: each such move's
+touches are located once with every shape, and every shape keeps where its touches fell against the
+holders the hands touched. A shape is scored as HandSpread judges a table — with a gain and a spread
+of its own, each miss weighed by its own σ, a touch a shape could not place counted as a miss — and
+the best-scoring shape is used once it has beaten the nominal one (four samples, mostly the newest)
+by a clear margin.
+
+Pure functions of plain data and one small learning class; the follower feeds it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from companion.sensing.touches import MODEL_INFLATION, HandSpread, Touch, locate_each
+
+
+def _decaying(n: int, power: float) -> tuple[float, ...]:
+    w = [(1.0 - m / n) ** power for m in range(n)]
+    total = sum(w)
+    return tuple(v / total for v in w)
+
+
+def _hump(weights: Sequence[float]) -> tuple[float, ...]:
+    total = sum(weights)
+    return tuple(v / total for v in weights)
+
+
+NOMINAL = (0.4, 0.3, 0.2, 0.1)      # what an HX711 is usually said to do: a step reached over four samples
+FAMILY: tuple[tuple[float, ...], ...] = (
+    NOMINAL,
+    (1.0,),
+    (0.0, 1.0),
+    *(_decaying(n, p) for n in (2, 3, 4, 5, 6) for p in (0.0, 0.75, 1.5, 3.0)),
+    _hump((1, 2, 1)), _hump((1, 3, 3, 1)), _hump((1, 2, 3, 2, 1)), _hump((1, 3, 4, 3, 1)),
+)
+MAX_TAPS = max(len(k) for k in FAMILY)
+
+
+def delay(taps: Sequence[float]) -> float:
+    """The taps' mean lateness, in samples."""
+    return sum(m * w for m, w in enumerate(taps))
+
+
+def as_read(samples: Sequence[tuple[float, float]], taps: Sequence[float], dt: float) -> list[tuple[float, float]]:
+    """`samples` (t, value), ascending, as a load cell with these taps would have read them: each value
+    replaced by Σ taps[m] · value(t − m·dt), read between samples linearly (before the first, the first)."""
+    n = len(samples)
+    if len(taps) == 1 or n == 0:
+        return [(t, taps[0] * v) for t, v in samples] if len(taps) == 1 else []
+    ts = [t for t, _ in samples]
+    vs = [v for _, v in samples]
+    out = [0.0] * n
+    for m, w in enumerate(taps):
+        if w == 0.0:
+            continue
+        if m == 0:
+            for i in range(n):
+                out[i] += w * vs[i]
+            continue
+        shift = m * dt
+        j = 0
+        for i in range(n):
+            t = ts[i] - shift
+            if t <= ts[0]:
+                out[i] += w * vs[0]
+                continue
+            while j + 1 < n and ts[j + 1] < t:
+                j += 1
+            t0, t1 = ts[j], ts[j + 1]
+            out[i] += w * (vs[j] + (vs[j + 1] - vs[j]) * (t - t0) / (t1 - t0))
+    return list(zip(ts, out))
+
+
+def span(taps: Sequence[float], dt: float) -> float:
+    """How long before a reading its taps reach (s)."""
+    return (len(taps) - 1) * dt
+
+
+class Gesture:
+    """What one gesture's touches are located from: the angle as sampled, the load cells' sum, the touches'
+    spans from `split`, the stretches the arm swung free of the board, the cells' sample period and the rest
+    of `locate`'s arguments (the swing, the weights either side, the rest before)."""
+
+    __slots__ = ("angle", "weights", "parts", "free", "dt", "args")
+
+    def __init__(self, angle, weights, parts, free, dt: float, args: dict):
+        self.angle, self.weights, self.parts, self.free, self.dt, self.args = angle, weights, parts, free, dt, args
+
+    def locate(self, taps: Sequence[float], *, lifted_g: float | None = None) -> list[Touch]:
+        """The touches, the angle read through `taps`."""
+        return self._each([taps], lifted_g)[0]
+
+    def locate_family(self, *, lifted_g: float | None = None) -> list[list[Touch]]:
+        """The touches as each shape of FAMILY places them (shapes as long share one fit of the arm's answer)."""
+        out: list[list[Touch]] = [[] for _ in FAMILY]
+        for n in sorted({len(k) for k in FAMILY}):
+            group = [i for i, k in enumerate(FAMILY) if len(k) == n]
+            for i, found in zip(group, self._each([FAMILY[i] for i in group], lifted_g)):
+                out[i] = found
+        return out
+
+    def _each(self, shapes: Sequence[Sequence[float]], lifted_g: float | None) -> list[list[Touch]]:
+        # every shape of one group reaches as far back: the free stretches lose as much of their start
+        lead = span(shapes[0], self.dt)
+        free = [(a + lead, b) for a, b in self.free if b > a + lead]
+        reads = [as_read(self.angle, taps, self.dt) for taps in shapes]
+        return locate_each(reads, self.weights, self.parts, free=free, lag_s=0.0, inflation=MODEL_INFLATION,
+                           lifted_g=lifted_g, **self.args)
+
+
+class Settling:
+    """Which of FAMILY this table's cells settle like, from the touches of confirmed moves.
+
+    Each row is one touch of a confirmed move: the holder's x and, per shape, (located x, σ²) or None
+    when that shape could not place it (or saw another number of touches)."""
+
+    KEEP = 40              # the latest touches learned from
+    MIN_ROWS = 8           # touches before any shape may replace the nominal one
+    MARGIN = 3.0           # log-likelihood a shape must beat the nominal one by
+    MISS_Z2 = 16.0         # a miss counts no worse than 4σ (a mis-split gesture must not decide alone)
+
+    def __init__(self, rows: Sequence[tuple[float, Sequence]] = ()):
+        self.rows: list[tuple[float, tuple]] = []
+        for x, per in rows:
+            self.rows.append((float(x), tuple(None if e is None else (float(e[0]), float(e[1])) for e in per)))
+        del self.rows[:-self.KEEP]
+        self.index = self._choose()
+
+    @property
+    def taps(self) -> tuple[float, ...]:
+        return FAMILY[self.index]
+
+    def learn(self, expected: Sequence[float], located: Sequence[Sequence[Touch]]) -> bool:
+        """`located[k]`: a confirmed move's touches as FAMILY[k] placed them; `expected` where its hands touched
+        (holders' x, in order). True when the shape in use changed."""
+        if len(located) != len(FAMILY) or not expected:
+            return False
+        per_touch: list[list] = [[] for _ in expected]
+        anything = False
+        for found in located:
+            ok = len(found) == len(expected)
+            for i, x in enumerate(expected):
+                tc = found[i] if ok else None
+                if tc is None or tc.x is None or not math.isfinite(tc.sigma) or tc.sigma > HandSpread.HIGH_MM:
+                    per_touch[i].append(None)
+                    continue
+                anything = True
+                # clamped as HandSpread clamps: a touch wrongly fitted must not weigh without bound
+                lx = max(x - 3.0 * HandSpread.HIGH_MM, min(x + 3.0 * HandSpread.HIGH_MM, tc.x))
+                per_touch[i].append((lx, tc.sigma ** 2))
+        if not anything:
+            return False     # no shape could place this move's touches: it says nothing of the cells
+        self.rows.extend((float(x), tuple(p)) for x, p in zip(expected, per_touch))
+        del self.rows[:-self.KEEP]
+        before = self.index
+        self.index = self._choose()
+        return self.index != before
+
+    def hand_touches(self, index: int | None = None) -> list[tuple[float, float, float]]:
+        """The rows as HandSpread keeps them, for one shape (default: the one in use)."""
+        k = self.index if index is None else index
+        return [(x, per[k][0], per[k][1]) for x, per in self.rows if per[k] is not None]
+
+    def scores(self) -> list[float]:
+        """Per shape, the log-likelihood of where the hands touched, given where that shape located them."""
+        return [self._score(k) for k in range(len(FAMILY))]
+
+    def _score(self, k: int) -> float:
+        valid = [(x, per[k][0], per[k][1]) for x, per in self.rows if per[k] is not None]
+        lost = len(self.rows) - len(valid)
+        gain, spread = _gain_spread(valid)
+        total = 0.0
+        for x, lx, s2 in valid:
+            v = s2 + spread * spread
+            total -= 0.5 * min(self.MISS_Z2, (lx - gain * x) ** 2 / v) + 0.5 * math.log(v)
+        total -= lost * (0.5 * self.MISS_Z2 + 0.5 * math.log(HandSpread.HIGH_MM ** 2 + spread * spread))
+        return total
+
+    def _choose(self) -> int:
+        if len(self.rows) < self.MIN_ROWS:
+            return 0
+        sc = self.scores()
+        best = max(range(len(FAMILY)), key=lambda k: sc[k])
+        return best if sc[best] > sc[0] + self.MARGIN else 0
+
+
+def _gain_spread(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """A gain and spread for (x, located, σ²) rows, as HandSpread's priors and bounds have them, in two
+    quick passes (scoring every shape must stay cheap)."""
+    lo_g, hi_g = HandSpread.GAIN_RANGE
+    spread = HandSpread.PRIOR_MM
+    gain = 1.0
+    for _ in range(2):
+        j2 = spread * spread
+        prior = HandSpread.PRIOR_N * HandSpread.PRIOR_X_MM ** 2 / HandSpread.PRIOR_MM ** 2
+        num = prior + sum(x * xl / (s2 + j2) for x, xl, s2 in rows)
+        den = prior + sum(x * x / (s2 + j2) for x, _, s2 in rows)
+        gain = max(lo_g, min(hi_g, num / den))
+        excess = [(xl - gain * x) ** 2 - s2 for x, xl, s2 in rows]
+        mean = (HandSpread.PRIOR_N * HandSpread.PRIOR_MM ** 2 + sum(excess)) / (HandSpread.PRIOR_N + len(rows))
+        spread = max(HandSpread.LOW_MM, min(HandSpread.HIGH_MM, math.sqrt(max(0.0, mean))))
+    return gain, spread

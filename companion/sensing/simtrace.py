@@ -622,11 +622,18 @@ def with_profile(name: str, **changes) -> NoiseProfile:
 
 
 def drawn_settling(rng: random.Random) -> tuple[float, ...]:
-    """How one table's load cells reach a step, drawn over what HX711-type converters do: over 3 to 5 samples,
-    weighted from evenly to mostly the newest (newest first, summing to 1). The follower assumes none of them."""
+    """How one table's load cells reach a step, drawn over what HX711- and NAU7802-type converters do: over 3 to 5
+    samples, either weighted from evenly to mostly the newest, or (as a sinc-type filter) most of the step arriving
+    a sample or two late (newest first, summing to 1). The follower assumes none of them: it learns the shape from
+    a family of its own (settling.py), which these are not drawn from."""
     n = rng.choice((3, 4, 5))
-    power = rng.uniform(0.0, 1.5)
-    weights = [(1.0 - m / n) ** power for m in range(n)]
+    if rng.random() < 0.6:
+        power = rng.uniform(0.0, 2.0)
+        weights = [(1.0 - m / n) ** power for m in range(n)]
+    else:
+        centre = rng.uniform(0.5, (n - 1) / 2 + 0.5)
+        width = rng.uniform(0.6, 1.6)
+        weights = [math.exp(-((m - centre) / width) ** 2) for m in range(n)]
     total = sum(weights)
     return tuple(w / total for w in weights)
 

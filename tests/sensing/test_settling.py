@@ -1,0 +1,143 @@
+"""The load cells' settling: the angle read through taps, and the shape learned from confirmed moves."""
+
+import math
+import random
+
+import pytest
+
+from companion.sensing.settling import FAMILY, NOMINAL, Settling, as_read, delay, span
+from companion.sensing.touches import Touch
+
+
+def test_the_family_is_normalised_and_starts_with_the_nominal_shape():
+    assert FAMILY[0] == NOMINAL
+    assert len(set(FAMILY)) == len(FAMILY)
+    for taps in FAMILY:
+        assert sum(taps) == pytest.approx(1.0) and all(w >= 0 for w in taps)
+    assert delay((0.0, 1.0)) == 1.0 and delay(NOMINAL) == pytest.approx(1.0)
+    assert span(NOMINAL, 0.1) == pytest.approx(0.3)
+
+
+def test_a_steady_value_reads_as_itself_and_a_ramp_reads_late_by_the_taps_delay():
+    dt = 0.1
+    samples = [(k * 0.01, 0.25) for k in range(300)]
+    assert all(v == pytest.approx(0.25) for _, v in as_read(samples, NOMINAL, dt))
+    ramp = [(k * 0.01, 2.0 * k * 0.01) for k in range(300)]
+    for taps in FAMILY:
+        read = as_read(ramp, taps, dt)
+        for (t, v), (_, raw) in list(zip(read, ramp))[100:]:
+            assert v == pytest.approx(raw - 2.0 * delay(taps) * dt, abs=1e-9)
+
+
+def test_a_step_is_read_over_the_taps():
+    taps = (0.5, 0.3, 0.2)
+    samples = [(k * 0.1, 0.0 if k < 10 else 1.0) for k in range(20)]
+    read = [v for _, v in as_read(samples, taps, 0.1)]
+    assert read[9:14] == pytest.approx([0.0, 0.5, 0.8, 1.0, 1.0])
+
+
+def _touch(x, sigma):
+    return Touch(0.0, 1.0, x, sigma, 10.0)
+
+
+def _learn_one(st, rng, x_true, truth, bias_per_sample=30.0):
+    """Each shape places the touch off by how far its delay is from the truth's, plus the hands' own scatter."""
+    located = []
+    hand = rng.gauss(0.0, 7.0)
+    for taps in FAMILY:
+        off = (delay(taps) - delay(truth)) * bias_per_sample
+        located.append([_touch(0.9 * (x_true + hand) + off * (1 if x_true > 0 else -1) + rng.gauss(0, 2.0), 3.0)])
+    return st.learn([x_true], located)
+
+
+def test_the_nominal_shape_is_kept_until_another_places_the_touches_clearly_better():
+    truth = FAMILY[12]
+    rng = random.Random(4)
+    st = Settling()
+    assert st.taps == NOMINAL
+    for i in range(Settling.MIN_ROWS - 1):
+        assert not _learn_one(st, rng, rng.choice([-90.0, -50.0, 40.0, 80.0]), truth)
+        assert st.taps == NOMINAL
+    for _ in range(Settling.KEEP):
+        _learn_one(st, rng, rng.choice([-90.0, -50.0, 40.0, 80.0]), truth)
+    assert abs(delay(st.taps) - delay(truth)) < 0.15
+    assert len(st.rows) == Settling.KEEP
+    hands = st.hand_touches()
+    assert len(hands) == Settling.KEEP and all(len(r) == 3 for r in hands)
+
+
+def test_the_nominal_shape_stays_when_it_is_right():
+    rng = random.Random(5)
+    st = Settling()
+    for _ in range(40):
+        _learn_one(st, rng, rng.choice([-90.0, -50.0, 40.0, 80.0]), NOMINAL)
+    assert abs(delay(st.taps) - delay(NOMINAL)) < 0.15
+
+
+def test_a_shape_that_cannot_place_a_touch_counts_it_as_a_miss():
+    rng = random.Random(6)
+    st = Settling()
+    for _ in range(20):
+        x = rng.choice([-90.0, 80.0])
+        located = [[_touch(x + rng.gauss(0, 4.0), 3.0)] for _ in FAMILY]
+        located[5] = [_touch(None, math.inf)]           # never placed: never chosen, however tidy the others
+        located[7] = [_touch(x, 3.0), _touch(x, 3.0)]   # a miscount: no evidence for it
+        st.learn([x], located)
+    sc = st.scores()
+    assert sc[5] < max(sc) - 10 and sc[7] < max(sc) - 10
+
+
+def test_a_move_no_shape_could_place_teaches_nothing():
+    st = Settling()
+    assert not st.learn([50.0], [[_touch(None, math.inf)] for _ in FAMILY])
+    assert st.rows == []
+    assert not st.learn([50.0], [[] for _ in range(3)])     # not one list per shape
+
+
+def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms():
+    """A 10 SPS table whose cells bring a step mostly a sample or two late (no shape of the family): after a
+    few confirmed moves the follower reads the angle through a shape about as late, and places the hands nearer
+    the holders than the nominal shape would."""
+    from companion.games.balance_model import load_model
+    from companion.sensing.follower import ArmFollower
+    from companion.sensing.simtrace import ArmStyle, HandStyle, TableScript, with_profile
+    import bisect
+
+    truth = (0.05, 0.35, 0.4, 0.2)
+    model = load_model("A")
+    script = TableScript(model, with_profile("quiet-10sps", settle_fir=truth), seed=21, hands=HandStyle.players(),
+                         arm=ArmStyle(frequency_hz=1.3, damping=0.12))
+    rng = random.Random(21)
+    script.wait(3.0)
+    order = ["E3", "W4", "E6", "W2", "E1", "W6", "E5", "W3"]
+    for h in order:
+        script.place(h, "M")
+        script.wait(rng.uniform(3.5, 5.0))
+    moves = [("E3", "E4"), ("W4", "W5"), ("E1", "E2"), ("W2", "W1"), ("E4", "E3"), ("W5", "W4"), ("E2", "E1"),
+             ("W1", "W2"), ("E3", "E4"), ("W4", "W5"), ("E1", "E2"), ("W2", "W1")]
+    for a, b in moves:
+        script.move(a, b, "M")
+        script.wait(rng.uniform(3.5, 5.0))
+    follower = ArmFollower(model, script.calibration())
+    starts = [a.start for a in script.actions]
+    done = set()
+    for t, sensor, value in script.rows:
+        for ev in follower.feed(t, sensor, value):
+            if ev.change is None:
+                continue
+            i = bisect.bisect_right(starts, ev.change.hands_off_t) - 1
+            if i < 0 or i in done:
+                continue
+            done.add(i)
+            a = script.actions[i]
+            move = ({"kind": "place", "size": a.size, "to_holder": a.holder} if a.kind == "place" else
+                    {"kind": "advance", "size": a.size, "from_holder": a.from_holder, "to_holder": a.to_holder})
+            follower.confirm_move(move, ev.change)
+    assert len(done) == len(script.actions)
+    st = follower.settling
+    assert st.taps != NOMINAL
+    assert abs(delay(st.taps) - delay(truth)) < 0.35
+    sc = st.scores()
+    assert sc[st.index] > sc[0] + Settling.MARGIN
+    # the hands' gain and spread are now the chosen shape's
+    assert follower.hands.touches == st.hand_touches()

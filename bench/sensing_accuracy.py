@@ -213,22 +213,33 @@ def merged(results: list[dict], level: str, key: str, only: list[dict] | None = 
     return s
 
 
-# what the follower calls to estimate (module-level names in companion.sensing.follower), by what they estimate
+# what the follower calls to estimate, by what they estimate: names in companion.sensing.follower, or
+# "Class.method" of companion.sensing.settling
 ESTIMATION = {"the swing (rest fits, refits, frequency fan)": ("fit_swing", "refine_swing", "fan_fit"),
-              "the hands (touches found and located)": ("split", "locate"),
+              "the hands (touches found and located)": ("split", "Gesture.locate"),
+              "the cells' settling (every shape placing each confirmed move)": ("Gesture.locate_family",
+                                                                                "Settling.learn"),
               "ranking candidates": ("rank", "rank_beliefs", "judge")}
 
 
 def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
     """The follower against real time, 4 load cells at 80 SPS + a 100 Hz accelerometer, on `arms` arms and
-    hands drawn at random: the worst arm's (× real time, µs per row), all rows, and each estimation's share
-    of the time."""
+    hands drawn at random, told each move as the daemon is: the worst arm's (× real time, µs per row), all
+    rows, and each estimation's share of the time."""
     import companion.sensing.follower as follower_module
+    import companion.sensing.settling as settling_module
     from companion.sensing.simtrace import random_session
 
     model = load_model("A")
     spent = {name: 0.0 for names in ESTIMATION.values() for name in names}
-    originals = {name: getattr(follower_module, name) for name in spent}
+
+    def owner(name: str):
+        if "." in name:
+            cls, attr = name.split(".")
+            return getattr(settling_module, cls), attr
+        return follower_module, name
+
+    originals = {name: getattr(*owner(name)) for name in spent}
 
     def timed(name, fn):
         def run(*a, **kw):
@@ -243,26 +254,22 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
     total_s = total_rows = 0
     try:
         for name, fn in originals.items():
-            setattr(follower_module, name, timed(name, fn))
+            setattr(*owner(name), timed(name, fn))
         for k in range(arms):
             arm = ArmStyle.drawn(random.Random(seed * 31 + k))
-            script = random_session(model, seconds, profile="noisy-80sps", seed=seed + k, arm=arm,
-                                    hands=HandStyle.players())
-            follower = ArmFollower(model, script.calibration())
-            rows = script.rows
-            feed = follower.feed
+            cells = with_profile("noisy-80sps", settle_fir=drawn_settling(random.Random(seed * 977 + k)))
+            script = random_session(model, seconds, profile=cells, seed=seed + k, arm=arm, hands=HandStyle.players())
             t0 = time.perf_counter()
-            for t, sensor, value in rows:
-                feed(t, sensor, value)
+            follow(model, script, standalone=False)
             elapsed = time.perf_counter() - t0
             total_s += elapsed
-            total_rows += len(rows)
+            total_rows += len(script.rows)
             factor = script.now / elapsed
             if worst is None or factor < worst[0]:
-                worst = (factor, elapsed / len(rows) * 1e6, arm)
+                worst = (factor, elapsed / len(script.rows) * 1e6, arm)
     finally:
         for name, fn in originals.items():
-            setattr(follower_module, name, fn)
+            setattr(*owner(name), fn)
     shares = {what: sum(spent[n] for n in names) / total_s for what, names in ESTIMATION.items()}
     return {"factor": worst[0], "us_per_row": worst[1], "arm": worst[2], "rows": total_rows, "arms": arms,
             "mean_us_per_row": total_s / total_rows * 1e6, "shares": shares}

@@ -259,8 +259,20 @@ class ArmFollower:
 
     def set_occupancy(self, pawns: Iterable[tuple[str, str]]) -> None:
         """The game's word on what is on the arm. Pawns already tracked keep their weighed mass; a pawn
-        the follower placed elsewhere is one of the pawns weighed so far, so it gets their mean and spread."""
+        the follower placed elsewhere is one of the pawns weighed so far, so it gets their mean and spread. When
+        the game says what the follower already holds (the page's next roll after a move the sensors saw), every
+        account of which like pawn is where stays open: only their masses can tell them apart, later."""
         wanted = nominal_pawns(self.geo, pawns)
+        key = sorted((p.holder, p.size) for p in wanted)
+        same = [b for b in self.beliefs if sorted((p.holder, p.size) for p in b.pawns) == key]
+        if same:
+            top = max(b.log_weight for b in same)
+            for b in same:
+                b.log_weight -= top
+            self.beliefs = sorted(same, key=lambda b: -b.log_weight)
+            if self.board0:
+                self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+            return
         pool = list(self.pawns)
         out = []
         for p in wanted:

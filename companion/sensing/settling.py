@@ -94,31 +94,33 @@ class Gesture:
     spans from `split`, the stretches the arm swung free of the board, the cells' sample period and the rest
     of `locate`'s arguments (the swing, the weights either side, the rest before)."""
 
-    __slots__ = ("angle", "weights", "parts", "free", "dt", "args")
+    __slots__ = ("angle", "weights", "parts", "free", "dt", "args", "_late")
 
     def __init__(self, angle, weights, parts, free, dt: float, args: dict):
         self.angle, self.weights, self.parts, self.free, self.dt, self.args = angle, weights, parts, free, dt, args
+        self._late: list[list[tuple[float, float]]] = []
 
     def locate(self, taps: Sequence[float], *, lifted_g: float | None = None) -> list[Touch]:
         """The touches, the angle read through `taps`."""
         return self._each([taps], lifted_g)[0]
 
     def locate_family(self, *, lifted_g: float | None = None) -> list[list[Touch]]:
-        """The touches as each shape of FAMILY places them (shapes as long share one fit of the arm's answer)."""
-        out: list[list[Touch]] = [[] for _ in FAMILY]
-        for n in sorted({len(k) for k in FAMILY}):
-            group = [i for i, k in enumerate(FAMILY) if len(k) == n]
-            for i, found in zip(group, self._each([FAMILY[i] for i in group], lifted_g)):
-                out[i] = found
-        return out
+        """The touches as each shape of FAMILY places them (one fit of the arm's answer for them all)."""
+        return self._each(FAMILY, lifted_g)
+
+    def late(self, m: int) -> list[tuple[float, float]]:
+        """The angle m cell periods late (a reading through taps is a mix of these)."""
+        while len(self._late) <= m:
+            shifted = [0.0] * len(self._late) + [1.0]
+            self._late.append(as_read(self.angle, shifted, self.dt))
+        return self._late[m]
 
     def _each(self, shapes: Sequence[Sequence[float]], lifted_g: float | None) -> list[list[Touch]]:
-        # every shape of one group reaches as far back: the free stretches lose as much of their start
-        lead = span(shapes[0], self.dt)
-        free = [(a + lead, b) for a, b in self.free if b > a + lead]
-        reads = [as_read(self.angle, taps, self.dt) for taps in shapes]
-        return locate_each(reads, self.weights, self.parts, free=free, lag_s=0.0, inflation=MODEL_INFLATION,
-                           lifted_g=lifted_g, **self.args)
+        # a reading through taps reaches that far back: each free stretch is used only from then on
+        n = max(len(taps) for taps in shapes)
+        return locate_each([self.late(m) for m in range(n)], self.weights, self.parts, free=self.free, lag_s=0.0,
+                           inflation=MODEL_INFLATION, lifted_g=lifted_g, mixes=shapes,
+                           leads=[span(taps, self.dt) for taps in shapes], **self.args)
 
 
 class Settling:

@@ -188,14 +188,20 @@ def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, 
 def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequence[tuple[float, float]],
                 touches: Sequence[tuple[float, float]], *, rest_before: float, w_before: float, w_after: float,
                 kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
-                lag_s: float = 0.0, inflation: float = MODEL_INFLATION,
-                lifted_g: float | None = None) -> list[list[Touch]]:
+                lag_s: float = 0.0, inflation: float = MODEL_INFLATION, lifted_g: float | None = None,
+                mixes: Sequence[Sequence[float]] | None = None,
+                leads: Sequence[float] | None = None) -> list[list[Touch]]:
     """`locate` for several readings of one angle, all sampled at the times of the first (the angle as load
     cells of different settling would have read it, settling.py): the arm's answer to the weights is worked
-    out once and each reading fitted to it."""
+    out once and each reading fitted to it. With `mixes`, the readings are Σ mix[m] · angles[m] (each mix
+    summing to 1), one result per mix: the fit is linear, so each costs no more than its weights. `leads`
+    (one per reading, or per mix): each free stretch used only from that long after its start (a reading
+    through taps reaches that far back, into what came before the stretch)."""
     angle = angles[0] if angles else ()
+    if mixes is None:
+        mixes = [[1.0 if m == i else 0.0 for m in range(len(angles))] for i in range(len(angles))]
     if not touches or not weights or not angle:
-        return [[] for _ in angles]
+        return [[] for _ in mixes]
     wt = [t - lag_s for t, _ in weights] + [weights[-1][0] - lag_s + 1e-3]
     wv = [w for _, w in weights] + [w_after]
     k = len(touches)
@@ -232,6 +238,7 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
     cols: list[list[float]] = []      # per sample: [h_1..h_k, then A, B of its own stretch]
     rows: list[int] = []              # which angle sample each is
     which: list[int] = []
+    since: list[float] = []           # how long into its stretch
     for j, (a, b) in enumerate(free):
         idx = [n_ for n_, (t, _) in enumerate(angle) if a <= t <= b]
         if len(idx) < MIN_FREE_SAMPLES:
@@ -244,10 +251,32 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
             cols.append([hs[i][q] for i in range(k)] + [e * math.cos(wd * u), e * math.sin(wd * u)])
             rows.append(n_)
             which.append(j)
-    stretches = sorted(set(which))
+            since.append(u)
     unknown = [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    leads = list(leads) if leads is not None else [0.0] * len(mixes)
+    found: list[list[Touch]] = [list(unknown) for _ in mixes]
+    # the response from a stretch's start and the one from later in it differ by a free swing, which the
+    # stretch's own A, B take up: cutting a stretch's start needs only its rows dropped, not the arm solved again
+    for lead in sorted(set(leads)):
+        mine = [i for i, g in enumerate(leads) if g == lead]
+        keep = [r for r in range(len(rows)) if since[r] >= lead - 1e-9]
+        counts: dict[int, int] = {}
+        for r in keep:
+            counts[which[r]] = counts.get(which[r], 0) + 1
+        keep = [r for r in keep if counts[which[r]] >= MIN_FREE_SAMPLES]
+        for i, out in zip(mine, _fit_mixes([cols[r] for r in keep], [rows[r] for r in keep],
+                                           [which[r] for r in keep], angles, [mixes[i] for i in mine], k,
+                                           touches, bases, levels, rest_before, noise, inflation)):
+            found[i] = out
+    return found
+
+
+def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest_before, noise, inflation):
+    """The least-squares fit of `locate_each` over the given samples, for each mix of the readings."""
+    unknown = [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
+    stretches = sorted(set(which))
     if not rows or not stretches:
-        return [list(unknown) for _ in angles]
+        return [list(unknown) for _ in mixes]
     size = k + 2 * len(stretches)
     pos = {j: k + 2 * n for n, j in enumerate(stretches)}
     places = [list(range(k)) + [pos[j], pos[j] + 1] for j in which]
@@ -259,20 +288,27 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
                 mp[q] += vp * vq
     solved = _solve(m, [0.0] * size)
     if solved is None:
-        return [list(unknown) for _ in angles]
+        return [list(unknown) for _ in mixes]
     inv = solved[1]
     dof = max(1, len(rows) - size)
-    found = []
-    for reading in angles:
-        ys = [reading[n_][1] - rest_before for n_ in rows]
+    # per reading: v = Σ row·y, and y·y against every other reading (a mix's rss is then y·y − x·v)
+    used = [i for i in range(len(angles)) if any(mix[i] for mix in mixes if i < len(mix))]
+    ys = {i: [angles[i][n_][1] - rest_before for n_ in rows] for i in used}
+    vs = {}
+    for i in used:
         v = [0.0] * size
-        for row, idx, y in zip(cols, places, ys):
+        for row, idx, y in zip(cols, places, ys[i]):
             for p, vp in zip(idx, row):
                 v[p] += vp * y
+        vs[i] = v
+    gram = {(i, j): sum(a * b for a, b in zip(ys[i], ys[j])) for i in used for j in used if j >= i}
+    found = []
+    for mix in mixes:
+        parts = [(i, mix[i]) for i in used if i < len(mix) and mix[i]]
+        v = [sum(w * vs[i][p] for i, w in parts) for p in range(size)]
+        yy = sum(wi * wj * gram[(min(i, j), max(i, j))] for i, wi in parts for j, wj in parts)
         x = [sum(a * b for a, b in zip(inv_row, v)) for inv_row in inv]
-        rss = 0.0
-        for row, idx, y in zip(cols, places, ys):
-            rss += (y - sum(x[p] * vp for p, vp in zip(idx, row))) ** 2
+        rss = max(0.0, yy - sum(a * b for a, b in zip(x, v)))
         s2 = max(noise * noise, rss / dof) * inflation ** 2
         out = []
         for i, (a, b) in enumerate(touches):
@@ -289,12 +325,11 @@ class HandSpread:
     at about gain · the holder's x) and a spread (1σ, mm, how far from that the hands touch), each with a prior
     worth `PRIOR_N` touches, then learned from the touches of moves the game confirmed.
 
-    A load cell reads a hand's force late and blurred; the follower judges the arm's answer as the cells would have
-    read it, but a cell's filter unlike the one it assumes (or an arm unlike the model) still locates every touch a
-    little nearer the pivot or farther (2-6 % at 10 SPS on the arms we tried, 0-2 % at 80 SPS; read sharp, 10 SPS
-    was 6-17 %): a gain, the same along the arm, that depends on the cells, the arm and the hands — so it is
-    learned, not assumed. The spread is the value that makes the misses as large as expected, each judged with its own
-    located σ: players, and how pawns sit in their holders, differ. Both priors are wide on purpose."""
+    The follower reads the angle through the cells' own settling (settling.py), but taps only nearly the cells' or
+    an arm unlike the model still locate every touch a little nearer the pivot or farther: a gain, the same along
+    the arm, that depends on the cells, the arm and the hands — so it is learned, not assumed. The spread is the
+    value that makes the misses as large as expected, each judged with its own located σ: players, and how pawns
+    sit in their holders, differ. Both priors are wide on purpose."""
 
     PRIOR_MM = 12.0
     PRIOR_N = 10.0

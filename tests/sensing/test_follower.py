@@ -170,6 +170,25 @@ def test_the_game_sets_the_occupancy_and_confirms_the_move_it_applied():
         f.set_occupancy([("Q1", "L")])
 
 
+def test_the_games_word_for_what_the_follower_holds_keeps_every_account_of_like_pawns():
+    """Which of two like pawns moved only their masses can say, later: the page's next roll (the game's word for
+    the arm, unchanged) must not settle it by dropping the other account."""
+    from companion.sensing.follower import Belief
+    from companion.sensing.inference import TrackedPawn, enumerate_candidates
+
+    sc = TableScript(MODEL, "quiet-10sps", seed=12, settle_s=0.5)
+    f = ArmFollower(MODEL, sc.calibration())
+    one = [TrackedPawn("W2", "L", 10.15, 0.02), TrackedPawn("E3", "L", 9.85, 0.02)]
+    other = [TrackedPawn("W2", "L", 9.85, 0.02), TrackedPawn("E3", "L", 10.15, 0.02)]
+    f.beliefs = [Belief(-0.5, one, enumerate_candidates(f.geo, one)),
+                 Belief(-0.3, other, enumerate_candidates(f.geo, other))]
+    f.set_occupancy([("E3", "L"), ("W2", "L")])
+    assert [b.log_weight for b in f.beliefs] == pytest.approx([0.0, -0.2])
+    assert f.pawns == other
+    f.set_occupancy([("E3", "L")])     # the game says otherwise: one account, the game's
+    assert len(f.beliefs) == 1 and f.occupancy == [("E3", "L")]
+
+
 def test_bad_samples_are_refused():
     sc = TableScript(MODEL, "quiet-10sps", seed=1, settle_s=0.5)
     f = ArmFollower(MODEL, sc.calibration())

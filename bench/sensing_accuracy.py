@@ -56,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.games import balance_duels as bd  # noqa: E402
 from companion.games.balance_model import load_model  # noqa: E402
+from companion.sensing.analysis import LEARN_FROM  # noqa: E402
 from companion.sensing.evaluation import Summary, score  # noqa: E402
 from companion.sensing.follower import ArmFollower  # noqa: E402
 from companion.sensing.simtrace import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
@@ -144,6 +145,10 @@ def follow(model, script: TableScript, *, standalone: bool) -> list:
             continue
         events.extend(got)
         if standalone:
+            # as `companion analyze` does: what no other account explains teaches the hands and the settling
+            for change in {id(e.change): e.change for e in got if e.change is not None}.values():
+                if change.confidence >= LEARN_FROM:
+                    follower.learn_from(change)
             continue
         change = next((e.change for e in got if e.change is not None), None)
         if change is None:

@@ -174,6 +174,9 @@ class Result:
     processing_seconds: float
 
 
+LEARN_FROM = 0.999     # a change this sure, and not ambiguous, counts as confirmed
+
+
 def analyze(trace: str | Path, setup: Setup, *, settings: FollowerSettings | None = None) -> Result:
     """Every event the follower decides over the whole trace (TraceError at the first bad row)."""
     follower = ArmFollower(setup.model, setup.calibration, settings=settings)
@@ -190,6 +193,10 @@ def analyze(trace: str | Path, setup: Setup, *, settings: FollowerSettings | Non
         got = feed(t, sensor, value)
         if got:
             events.extend(got)
+            # no game confirms a move here: what no other account explains teaches the hands and the cells' settling
+            for change in {id(ev.change): ev.change for ev in got if ev.change is not None}.values():
+                if change.confidence >= LEARN_FROM:
+                    follower.learn_from(change)
     elapsed = time.perf_counter() - started
     span = 0.0 if first is None else last - first
     return Result(events, rows, span, elapsed)

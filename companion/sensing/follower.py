@@ -358,8 +358,7 @@ class ArmFollower:
         options.sort(key=lambda e: -e[0])
         top = options[0][0]
         best = options[0][3]
-        self.hands.learn(touches_for(best, m), best.touch_x)
-        self._learn_settling(best, m)
+        self._learn_hands(best, m)
         merged: dict[tuple, list] = {}
         for score, ll, pool, c in options:
             w = math.exp(max(-700.0, score - top))
@@ -382,9 +381,17 @@ class ArmFollower:
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
 
-    def _learn_settling(self, best: Candidate, m: Measurement) -> None:
-        """Every shape of settling places the confirmed move's touches; the best-placing one is used from then on
-        (and the hands' gain and spread are those its touches give)."""
+    def learn_from(self, change: Change) -> None:
+        """Learn the hands and the cells' settling from a change as from a confirmed move — for a follower with no
+        game to confirm its moves (`companion analyze`), from the changes that no other account explains."""
+        if change.best is not None and not change.ambiguous:
+            self._learn_hands(change.best, change.measurement)
+
+    def _learn_hands(self, best: Candidate, m: Measurement) -> None:
+        """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling
+        places its touches; the best-placing shape is used from then on (and the hands' gain and spread become
+        those its touches give)."""
+        self.hands.learn(touches_for(best, m), best.touch_x)
         g = m.gesture
         if g is None or not best.touch_x:
             return

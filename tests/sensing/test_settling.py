@@ -141,3 +141,43 @@ def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms
     assert sc[st.index] > sc[0] + Settling.MARGIN
     # the hands' gain and spread are now the chosen shape's
     assert follower.hands.touches == st.hand_touches()
+
+
+def test_without_a_game_the_changes_no_other_account_explains_teach_the_settling(tmp_path, monkeypatch):
+    """`companion analyze` has no game to confirm moves: its follower learns from the sure, unambiguous changes."""
+    from companion.games.balance_model import load_model
+    from companion.sensing import analysis
+    from companion.sensing.calibration import render
+    from companion.sensing.follower import ArmFollower
+    from companion.sensing.simtrace import HandStyle, TableScript, config_toml, with_profile, write_trace
+
+    model = load_model("A")
+    script = TableScript(model, with_profile("quiet-10sps", settle_fir=(0.05, 0.35, 0.4, 0.2)), seed=22,
+                         hands=HandStyle.players())
+    for h in ["E3", "W4", "E6", "W2", "E1", "W6", "E5", "W3", "E7", "W7"]:
+        script.place(h, "L")
+        script.wait(4.0)
+    write_trace(tmp_path / "trace.csv", script.rows)
+    cal = script.calibration()
+    (tmp_path / "config.toml").write_text(config_toml(model, cal), encoding="utf-8")
+    (tmp_path / "calibration.toml").write_text(render(cal, model_name=model.name, exact=True), encoding="utf-8")
+    learned, followers = [], []
+    real_learn, real_init = ArmFollower.learn_from, ArmFollower.__init__
+
+    def spy(self, change):
+        learned.append(change)
+        return real_learn(self, change)
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        followers.append(self)
+
+    monkeypatch.setattr(ArmFollower, "learn_from", spy)
+    monkeypatch.setattr(ArmFollower, "__init__", init)
+    setup = analysis.load_setup(tmp_path / "config.toml", calibration=tmp_path / "calibration.toml")
+    result = analysis.analyze(tmp_path / "trace.csv", setup)
+    assert len([e for e in result.events if e.event == "place"]) == 10
+    assert len(learned) >= 8 and all(not c.ambiguous and c.confidence >= analysis.LEARN_FROM for c in learned)
+    assert len({id(c) for c in learned}) == len(learned)      # each change once, however many events it made
+    (follower,) = followers
+    assert len(follower.settling.rows) >= 8 and len(follower.hands.touches) >= 8

@@ -869,11 +869,12 @@ class ArmFollower:
         gesture = Gesture(angle, ws, parts, free, dt, dict(
             rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
-        taps = self.settling.taps
-        found = tuple(gesture.locate(taps))
+        taps, timing = self.settling.taps, self.settling.timing()
+        found = tuple(gesture.locate(taps, timing=timing))
         by_size = None
         if len(parts) == 2:
-            by_size = {size: tuple(gesture.locate(taps, lifted_g=mass)) for size, mass in self.geo.mass.items()}
+            by_size = {size: tuple(gesture.locate(taps, lifted_g=mass, timing=timing))
+                       for size, mass in self.geo.mass.items()}
         self._touch_cache = (key, looks, (found, by_size, gesture))
         return self._touch_cache[2]
 

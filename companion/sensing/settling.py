@@ -100,9 +100,9 @@ class Gesture:
         self.angle, self.weights, self.parts, self.free, self.dt, self.args = angle, weights, parts, free, dt, args
         self._late: list[list[tuple[float, float]]] = []
 
-    def locate(self, taps: Sequence[float], *, lifted_g: float | None = None) -> list[Touch]:
-        """The touches, the angle read through `taps`."""
-        return self._each([taps], lifted_g)[0]
+    def locate(self, taps: Sequence[float], *, lifted_g: float | None = None, timing: float = 0.0) -> list[Touch]:
+        """The touches, the angle read through `taps`, their lateness known to `timing` samples (1σ)."""
+        return self._each([taps], lifted_g, timing * self.dt)[0]
 
     def locate_family(self, *, lifted_g: float | None = None) -> list[list[Touch]]:
         """The touches as each shape of FAMILY places them (one fit of the arm's answer for them all)."""
@@ -115,12 +115,13 @@ class Gesture:
             self._late.append(as_read(self.angle, shifted, self.dt))
         return self._late[m]
 
-    def _each(self, shapes: Sequence[Sequence[float]], lifted_g: float | None) -> list[list[Touch]]:
+    def _each(self, shapes: Sequence[Sequence[float]], lifted_g: float | None,
+              timing_s: float = 0.0) -> list[list[Touch]]:
         # a reading through taps reaches that far back: each free stretch is used only from then on
         n = max(len(taps) for taps in shapes)
         return locate_each([self.late(m) for m in range(n)], self.weights, self.parts, free=self.free, lag_s=0.0,
                            inflation=MODEL_INFLATION, lifted_g=lifted_g, mixes=shapes,
-                           leads=[span(taps, self.dt) for taps in shapes], **self.args)
+                           leads=[span(taps, self.dt) for taps in shapes], timing_s=timing_s, **self.args)
 
 
 class Settling:
@@ -133,6 +134,7 @@ class Settling:
     MIN_ROWS = 8           # touches before any shape may replace the nominal one
     MARGIN = 3.0           # log-likelihood a shape must beat the nominal one by
     MISS_Z2 = 16.0         # a miss counts no worse than 4σ (a mis-split gesture must not decide alone)
+    TIMING_FLOOR = 0.1     # samples: a cell's lateness is never known better (its own sample-time jitter, the shape)
 
     def __init__(self, rows: Sequence[tuple[float, Sequence]] = ()):
         self.rows: list[tuple[float, tuple]] = []
@@ -140,6 +142,7 @@ class Settling:
             self.rows.append((float(x), tuple(None if e is None else (float(e[0]), float(e[1])) for e in per)))
         del self.rows[:-self.KEEP]
         self.index = self._choose()
+        self._timing = self._spread_of_lateness()
 
     @property
     def taps(self) -> tuple[float, ...]:
@@ -169,7 +172,23 @@ class Settling:
         del self.rows[:-self.KEEP]
         before = self.index
         self.index = self._choose()
+        self._timing = self._spread_of_lateness()
         return self.index != before
+
+    def timing(self) -> float:
+        """How well (1σ, in samples) the lateness of the shape in use is known: the spread of the shapes' lateness
+        about it, each shape as likely as its score says (all alike before any move is learned), never below
+        TIMING_FLOOR."""
+        return self._timing
+
+    def _spread_of_lateness(self) -> float:
+        sc = self.scores()
+        top = max(sc)
+        p = [math.exp(v - top) for v in sc]
+        total = sum(p)
+        d0 = delay(self.taps)
+        var = sum(w * (delay(k) - d0) ** 2 for w, k in zip(p, FAMILY)) / total
+        return max(self.TIMING_FLOOR, math.sqrt(var))
 
     def hand_touches(self, index: int | None = None) -> list[tuple[float, float, float]]:
         """The rows as HandSpread keeps them, for one shape (default: the one in use)."""

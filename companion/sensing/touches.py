@@ -190,13 +190,16 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
                 kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
                 lag_s: float = 0.0, inflation: float = MODEL_INFLATION, lifted_g: float | None = None,
                 mixes: Sequence[Sequence[float]] | None = None,
-                leads: Sequence[float] | None = None) -> list[list[Touch]]:
+                leads: Sequence[float] | None = None, timing_s: float = 0.0) -> list[list[Touch]]:
     """`locate` for several readings of one angle, all sampled at the times of the first (the angle as load
     cells of different settling would have read it, settling.py): the arm's answer to the weights is worked
     out once and each reading fitted to it. With `mixes`, the readings are Σ mix[m] · angles[m] (each mix
     summing to 1), one result per mix: the fit is linear, so each costs no more than its weights. `leads`
     (one per reading, or per mix): each free stretch used only from that long after its start (a reading
-    through taps reaches that far back, into what came before the stretch)."""
+    through taps reaches that far back, into what came before the stretch). `timing_s`: how well (1σ, s) the
+    cells' lateness is known; each touch's covariance then also holds how far its place moves with the timing
+    (in some gestures a touch moves by tens of mm for a tenth of a sample at 10 SPS, which the angle's noise
+    alone never shows)."""
     angle = angles[0] if angles else ()
     if mixes is None:
         mixes = [[1.0 if m == i else 0.0 for m in range(len(angles))] for i in range(len(angles))]
@@ -266,12 +269,20 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
         keep = [r for r in keep if counts[which[r]] >= MIN_FREE_SAMPLES]
         for i, out in zip(mine, _fit_mixes([cols[r] for r in keep], [rows[r] for r in keep],
                                            [which[r] for r in keep], angles, [mixes[i] for i in mine], k,
-                                           touches, bases, levels, rest_before, noise, inflation)):
+                                           touches, bases, levels, rest_before, noise, inflation, timing_s)):
             found[i] = out
     return found
 
 
-def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest_before, noise, inflation):
+def _slope(series: Sequence[tuple[float, float]], n_: int) -> float:
+    """d value / dt at sample n_ (central where it can be)."""
+    a, b = max(0, n_ - 1), min(len(series) - 1, n_ + 1)
+    dt = series[b][0] - series[a][0]
+    return (series[b][1] - series[a][1]) / dt if dt > 0 else 0.0
+
+
+def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest_before, noise, inflation,
+               timing_s=0.0):
     """The least-squares fit of `locate_each` over the given samples, for each mix of the readings."""
     unknown = [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
     stretches = sorted(set(which))
@@ -302,6 +313,16 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
                 v[p] += vp * y
         vs[i] = v
     gram = {(i, j): sum(a * b for a, b in zip(ys[i], ys[j])) for i in used for j in used if j >= i}
+    # how each reading's fit moves when the whole reading comes a little later: the slope's projection
+    ds = {}
+    if timing_s > 0:
+        for i in used:
+            d = [0.0] * size
+            for row, idx, n_ in zip(cols, places, rows):
+                g = _slope(angles[i], n_)
+                for p, vp in zip(idx, row):
+                    d[p] += vp * g
+            ds[i] = d
     found = []
     for mix in mixes:
         parts = [(i, mix[i]) for i in used if i < len(mix) and mix[i]]
@@ -310,12 +331,16 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
         x = [sum(a * b for a, b in zip(inv_row, v)) for inv_row in inv]
         rss = max(0.0, yy - sum(a * b for a, b in zip(x, v)))
         s2 = max(noise * noise, rss / dof) * inflation ** 2
+        moved = [0.0] * k
+        if ds:
+            dv = [sum(w * ds[i][p] for i, w in parts) for p in range(size)]
+            moved = [timing_s * sum(a * b for a, b in zip(inv[i], dv)) for i in range(k)]
         out = []
         for i, (a, b) in enumerate(touches):
-            var = inv[i][i] * s2
+            var = inv[i][i] * s2 + moved[i] ** 2
             sigma = math.sqrt(var) if var > 0 else math.inf
             out.append(Touch(a, b, x[i] if math.isfinite(sigma) else None, sigma, bases[i] - levels[i],
-                             tuple(inv[i][j] * s2 for j in range(k))))
+                             tuple(inv[i][j] * s2 + moved[i] * moved[j] for j in range(k))))
         found.append(out)
     return found
 

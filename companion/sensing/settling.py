@@ -9,12 +9,12 @@ settling lasts as long as a touch.
 
 No datasheet gives the taps of a particular cell, bridge and converter, so they are chosen here from
 a family of shapes (sharp; a pure delay of one or two samples; decaying from the newest over 2-6
-samples, from even to steep; humps, as sinc filters have, some a sample late) by the touches of confirmed moves: each such move's
-touches are located once with every shape, and every shape keeps where its touches fell against the
-holders the hands touched. A shape is scored as HandSpread judges a table — with a gain and a spread
-of its own, each miss weighed by its own σ, a touch a shape could not place counted as a miss — and
-the best-scoring shape is used once it has beaten the nominal one (four samples, mostly the newest)
-by a clear margin.
+samples, from even to steep; humps, as sinc filters have, some a sample late) by the touches of
+confirmed moves: each such move's touches are located once with every shape, and every shape keeps
+where its touches fell against the holders the hands touched. A shape is scored as HandSpread judges
+a table — with a gain and a spread of its own, each miss weighed by its own σ, a touch a shape could
+not place counted as a miss — and the best-scoring shape is used once it has beaten the nominal one
+(four samples, mostly the newest) by a clear margin.
 
 Pure functions of plain data and one small learning class; the follower feeds it.
 """
@@ -167,7 +167,8 @@ class Settling:
                 anything = True
                 # clamped as HandSpread clamps: a touch wrongly fitted must not weigh without bound
                 lx = max(x - 3.0 * HandSpread.HIGH_MM, min(x + 3.0 * HandSpread.HIGH_MM, tc.x))
-                per_touch[i].append((lx, tc.sigma ** 2))
+                # (to a hundredth: far below the hands' spread, and the follower's memory stays small)
+                per_touch[i].append((round(lx, 2), round(tc.sigma ** 2, 2)))
         if not anything:
             return False     # no shape could place this move's touches: it says nothing of the cells
         self.rows.extend((float(x), tuple(p)) for x, p in zip(expected, per_touch))

@@ -837,7 +837,7 @@ class ArmFollower:
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture)
+                        self.hands.gain, gesture, touch_scale=self.hands.scale)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:

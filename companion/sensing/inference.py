@@ -315,6 +315,7 @@ class Measurement:
     touch_gain: float = field(default=1.0, compare=False, repr=False)    # a touch at x is located at about gain · x
     # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
     gesture: Any = field(default=None, compare=False, repr=False)
+    touch_scale: float = field(default=1.0, compare=False, repr=False)   # a touch's located σ is about scale · σ
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
@@ -322,7 +323,7 @@ class Measurement:
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
-                           None, later.finger_mm, later.touch_gain)
+                           None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale)
 
     def to_dict(self) -> dict:
         return {
@@ -387,7 +388,8 @@ def _hands(c: Candidate, m: Measurement) -> float:
         return 0.0
     from companion.sensing.touches import loglik
 
-    return loglik(touches_for(c, m), [m.touch_gain * x for x in c.touch_x], jitter_mm=m.finger_mm)
+    return loglik(touches_for(c, m), [m.touch_gain * x for x in c.touch_x], jitter_mm=m.finger_mm,
+                  scale=m.touch_scale)
 
 
 def touches_for(c: Candidate, m: Measurement) -> tuple:

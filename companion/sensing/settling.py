@@ -86,9 +86,20 @@ def as_read(samples: Sequence[tuple[float, float]], taps: Sequence[float], dt: f
     return list(zip(ts, out))
 
 
-def span(taps: Sequence[float], dt: float) -> float:
-    """How long before a reading its taps reach (s)."""
-    return (len(taps) - 1) * dt
+# a free stretch is used once at most this share of the taps' weight reaches back before it (into the arm resting
+# on the board, which the arm's answer does not model): all of the taps would drop 0.3 s of every stretch at
+# 10 SPS, most of the short ones between touches, for a last tap of a tenth
+REACH_TAIL = 0.2
+
+
+def reach(taps: Sequence[float], dt: float) -> float:
+    """How far before a reading (s) its taps reach with more than REACH_TAIL of their weight."""
+    tail = 0.0
+    for m in range(len(taps) - 1, 0, -1):
+        tail += taps[m]
+        if tail > REACH_TAIL + 1e-9:
+            return m * dt
+    return 0.0
 
 
 class Gesture:
@@ -123,7 +134,7 @@ class Gesture:
         n = max(len(taps) for taps in shapes)
         return locate_each([self.late(m) for m in range(n)], self.weights, self.parts, free=self.free, lag_s=0.0,
                            inflation=MODEL_INFLATION, lifted_g=lifted_g, mixes=shapes,
-                           leads=[span(taps, self.dt) for taps in shapes], timing_s=timing_s, **self.args)
+                           leads=[reach(taps, self.dt) for taps in shapes], timing_s=timing_s, **self.args)
 
 
 class Settling:

@@ -28,6 +28,8 @@ STEP_S = 0.002              # integration step of the arm's response
 MIN_TOUCH_S = 0.08          # a bump in the weight shorter than this is no hand
 MIN_GAP_S = 0.08            # a pause between touches must hold this long
 NEAR_S = 0.5                # a pause's own touches are this close either side of it
+DIP_SHARE = 0.15            # a pause blurred by the cells' settling still falls this near the weight before
+                            # (a share of the touches' height above it)
 MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samples to say anything
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
@@ -63,9 +65,15 @@ def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w
         while j + 1 < n - 1 and abs(sm[j + 1] - sm[i]) <= thr / 4:
             j += 1
         bottom = min(sm[i:j + 1])
-        lifted = w_before is None or bottom <= w_before - 0.5 * lightest_g
-        if lifted and sm[i - 1] > bottom and sm[j + 1] > bottom:
+        if sm[i - 1] > bottom and sm[j + 1] > bottom:
             left, right = max(sm[:i]), max(sm[j + 1:])
+            # the hand is off: the weight falls to what the arm carries without the pawn in the air — or, read
+            # through a slow cell's settling (at 10 SPS a pause of 0.2-0.4 s), most of the way down to it
+            lifted = w_before is None or bottom <= w_before - 0.5 * lightest_g or (
+                bottom - w_before <= DIP_SHARE * (min(left, right) - w_before))
+            if not lifted:
+                i = j + 1
+                continue
             rise = min(left, right) - bottom
             # and a valley of its own: the weight rises well above it close by on both sides (on a steep slope
             # the cells' interleaved readings can dip a little, which is no pause)
@@ -349,7 +357,13 @@ class HandSpread:
     an arm unlike the model still locate every touch a little nearer the pivot or farther: a gain, the same along
     the arm, that depends on the cells, the arm and the hands — so it is learned, not assumed. The spread is the
     value that makes the misses as large as expected, each judged with its own located σ: players, and how pawns
-    sit in their holders, differ. Both priors are wide on purpose."""
+    sit in their holders, differ. Both priors are wide on purpose.
+
+    A located σ is itself only nearly right: it comes from the fit's residual and the timing's spread, and at 10 SPS
+    touches located at σ 10-20 mm missed where the hands touched by 7 mm rms, those at σ < 3 by 4. So a scale on
+    the located σ is learned too (how far the misses are from what the σ says, most likely over a few values
+    from 0.4 to 1.6, with a prior at 1): a table whose large σ overstate the misses gets more from them, and one
+    whose σ understate gets less."""
 
     PRIOR_MM = 12.0
     PRIOR_N = 10.0
@@ -358,12 +372,16 @@ class HandSpread:
     HIGH_MM = 25.0
     GAIN_RANGE = (0.6, 1.4)
     KEEP = 100             # the latest touches learned from
+    SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
+    SCALE_PRIOR_LOG = math.log(2.0)                             # the prior on the scale: 1, give or take a factor of 2
+    MISS_Z2 = 16.0         # a miss counts no worse than 4σ when judging the scale (a touch wrongly fitted is no guide)
 
     def __init__(self, touches: Sequence[tuple[float, float, float]] = ()):
         # (the holder's x, where the touch was located, its located σ²)
         self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
                                                           for a, b, c in touches][-self.KEEP:]
-        self.gain, self.sigma_mm = self._solve()
+        self.scale = 1.0
+        self.gain, self.sigma_mm, self.scale = self._solve()
 
     def learn(self, touches: Sequence[Touch], expected: Sequence[float]) -> None:
         """`touches` of a change the game has settled, and where its move touched (holders' x, in order)."""
@@ -376,25 +394,38 @@ class HandSpread:
             located = max(x - 3.0 * self.HIGH_MM, min(x + 3.0 * self.HIGH_MM, tc.x))
             self.touches.append((float(x), located, tc.sigma ** 2))
         del self.touches[:-self.KEEP]
-        self.gain, self.sigma_mm = self._solve()
+        self.gain, self.sigma_mm, self.scale = self._solve()
 
     def expected(self, xs: Sequence[float]) -> list[float]:
         """Where touches at holders `xs` are located at this table."""
         return [self.gain * x for x in xs]
 
-    def _solve(self) -> tuple[float, float]:
-        gain, spread = 1.0, self.PRIOR_MM
+    def _solve(self) -> tuple[float, float, float]:
+        gain, spread, scale = 1.0, self.PRIOR_MM, 1.0
         if not self.touches:
-            return gain, spread
+            return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
-        for _ in range(6):     # the gain weighs each touch by σ² + spread², the spread judges misses from gain · x
+        for n in range(6):     # the gain weighs each touch by c²σ² + spread², the spread judges misses from gain · x
+            c2 = scale * scale
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
-            num = prior + sum(x * xl / (s2 + j2) for x, xl, s2 in self.touches)
-            den = prior + sum(x * x / (s2 + j2) for x, _, s2 in self.touches)
+            num = prior + sum(x * xl / (c2 * s2 + j2) for x, xl, s2 in self.touches)
+            den = prior + sum(x * x / (c2 * s2 + j2) for x, _, s2 in self.touches)
             gain = max(lo_g, min(hi_g, num / den))
-            spread = self._spread([((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches])
-        return gain, spread
+            misses = [((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches]
+            if n % 2 == 0:
+                scale = max(self.SCALES, key=lambda c: self._scale_score(misses, c, spread))
+            spread = self._spread([(m2, scale * scale * s2) for m2, s2 in misses])
+        return gain, spread, scale
+
+    def _scale_score(self, misses: Sequence[tuple[float, float]], c: float, spread: float) -> float:
+        """log-likelihood of the misses with the located σ scaled by `c` (and the scale's prior)."""
+        total = -0.5 * self.PRIOR_N * (math.log(c) / self.SCALE_PRIOR_LOG) ** 2
+        j2 = spread * spread
+        for m2, s2 in misses:
+            v = c * c * s2 + j2
+            total -= 0.5 * (min(self.MISS_Z2, m2 / v) + math.log(v))
+        return total
 
     def _spread(self, misses: Sequence[tuple[float, float]]) -> float:
         def excess(j: float) -> float:     # how much larger the misses are than σ² + j² says, on average; falls as j grows
@@ -416,9 +447,10 @@ class HandSpread:
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
-           miscount: float = math.log(0.25), floor: float = -8.0) -> float:
+           miscount: float = math.log(0.25), floor: float = -8.0, scale: float = 1.0) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
-    joint covariance and a finger's spread; no more than `floor` per touch (a model is never that sure).
+    joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
+    touch (a model is never that sure).
     Touches that said nothing count for nothing. A count that differs costs `miscount` (a move made in one
     gesture, two touches the weight could not tell apart, a touch that changed nothing) and says nothing of
     where: a place fitted to two touches at once is neither's."""
@@ -430,7 +462,8 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     if not idx:
         return 0.0
     r = [touches[i].x - expected[i] for i in idx]
-    c = [[(touches[i].cov[j] if len(touches[i].cov) == len(touches) else (touches[i].sigma ** 2 if i == j else 0.0))
+    c2 = scale * scale
+    c = [[c2 * (touches[i].cov[j] if len(touches[i].cov) == len(touches) else (touches[i].sigma ** 2 if i == j else 0.0))
           + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
     solved = _solve(c, r)
     if solved is None:

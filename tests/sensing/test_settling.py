@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from companion.sensing.settling import FAMILY, NOMINAL, Settling, as_read, delay, span
+from companion.sensing.settling import FAMILY, NOMINAL, Settling, as_read, delay, reach
 from companion.sensing.touches import Touch
 
 
@@ -15,7 +15,9 @@ def test_the_family_is_normalised_and_starts_with_the_nominal_shape():
     for taps in FAMILY:
         assert sum(taps) == pytest.approx(1.0) and all(w >= 0 for w in taps)
     assert delay((0.0, 1.0)) == 1.0 and delay(NOMINAL) == pytest.approx(1.0)
-    assert span(NOMINAL, 0.1) == pytest.approx(0.3)
+    # a stretch is read once no more than a fifth of the taps' weight reaches back before it
+    assert reach(NOMINAL, 0.1) == pytest.approx(0.2)
+    assert reach((1.0,), 0.1) == 0.0 and reach((0.0, 0.0, 1.0), 0.1) == pytest.approx(0.2)
 
 
 def test_a_steady_value_reads_as_itself_and_a_ramp_reads_late_by_the_taps_delay():

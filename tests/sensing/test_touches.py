@@ -62,6 +62,18 @@ def test_split_finds_the_pause_between_a_lift_and_a_put_down():
     assert a1 == ts[0] and 0.8 <= b1 <= 1.2 and 0.8 <= a2 <= 1.2 and b2 == ts[-1]
 
 
+def test_split_finds_a_pause_a_slow_cell_has_blurred():
+    # at 10 SPS through four taps a 0.2 s pause between two firm presses never falls to the weight without the
+    # lifted pawn (40 - 10 g), nor even half a pawn below the weight before: only most of the way down
+    _, weights, _ = gesture([(0.2, 1.0, -57.0, 90.0, -10.0), (1.2, 2.0, 76.0, 60.0, 10.0)], cell_hz=10.0)
+    taps = (0.4, 0.3, 0.2, 0.1)
+    read = [(t, sum(w * weights[max(0, k - m)][1] for m, w in enumerate(taps))) for k, (t, _) in enumerate(weights)]
+    ts, ws = [t for t, _ in read], [w for _, w in read]
+    assert min(w for t, w in read if 0.9 <= t <= 1.7) > 40.0 - 3.0
+    found = split(ts, ws, 0.05, w_before=40.0, lightest_g=6.0)
+    assert len(found) == 2 and 1.0 <= found[0][1] <= 1.5
+
+
 def test_split_keeps_one_press_whole():
     _, weights, _ = gesture([(0.2, 1.1, 57.0, 80.0, 10.0)])
     assert len(split([t for t, _ in weights], [w for _, w in weights], 0.05, w_before=40.0, lightest_g=6.0)) == 1
@@ -141,3 +153,22 @@ def test_hand_spread_stays_within_its_bounds_and_ignores_what_says_nothing():
     tidy.learn([touch(10.0)], [57.0, -76.0])            # a miscount
     tidy.learn([Touch(0.0, 1.0, None, math.inf, 0.0)], [57.0])
     assert (tidy.gain, tidy.sigma_mm, len(tidy.touches)) == before
+
+
+def test_hand_spread_learns_how_far_its_located_sigma_overstates_the_misses():
+    rng = random.Random(5)
+    honest, modest = HandSpread(), HandSpread()
+    for _ in range(HandSpread.KEEP):
+        x = rng.choice([-133.0, -95.0, -57.0, -19.0, 38.0, 76.0, 114.0])
+        sigma = rng.choice([2.0, 15.0, 30.0])
+        honest.learn([touch(x + rng.gauss(0.0, math.hypot(sigma, 5.0)), sigma)], [x])
+        # the same table, its touches located twice as surely as their σ say
+        modest.learn([touch(x + rng.gauss(0.0, math.hypot(sigma / 2.0, 5.0)), sigma)], [x])
+    assert 0.75 <= honest.scale <= 1.3
+    assert 0.39 <= modest.scale <= 0.65
+    # and a touch at σ 15 then tells two holders apart that much better
+    seen = [touch(-57.0, 15.0)]
+    def margin(h):
+        return loglik(seen, [-57.0], jitter_mm=h.sigma_mm, scale=h.scale) - loglik(
+            seen, [-76.0], jitter_mm=h.sigma_mm, scale=h.scale)
+    assert margin(modest) > 1.5 * margin(honest) > 0

@@ -42,8 +42,8 @@ from companion.sensing.inference import (Candidate, Measurement, Resolution, Tra
                                          enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
                                          move_candidates, nominal_pawns, rank, rank_beliefs, touches_for)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
-from companion.sensing.settling import Gesture, Settling
-from companion.sensing.touches import HandSpread, split
+from companion.sensing.settling import Gesture, Settling, sharpened
+from companion.sensing.touches import HandSpread, checked, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
@@ -389,8 +389,7 @@ class ArmFollower:
 
     def _learn_hands(self, best: Candidate, m: Measurement) -> None:
         """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling
-        places its touches; the best-placing shape is used from then on (and the hands' gain and spread become
-        those its touches give)."""
+        places its touches; the best-placing shape is used from then on."""
         self.hands.learn(touches_for(best, m), best.touch_x)
         g = m.gesture
         if g is None or not best.touch_x:
@@ -398,8 +397,9 @@ class ArmFollower:
         lifted = None
         if len(best.touch_x) == 2 and m.touches_by_size and best.size in m.touches_by_size:
             lifted = self.geo.mass[best.size]
-        if self.settling.learn(best.touch_x, g.locate_family(lifted_g=lifted)):
-            self.hands = HandSpread(self.settling.hand_touches())
+        # (on a change of shape the hands keep what they learned: their touches are located from the force worked
+        # back through the taps, near enough alike through neighbouring shapes, and the oldest soon give way)
+        self.settling.learn(best.touch_x, g.locate_family(lifted_g=lifted))
 
     def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
         """Whether the move's changes leave every holder within its capacity."""
@@ -862,19 +862,26 @@ class ArmFollower:
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
-        # a load cell reads a hand's force late and spread over its settling: the arm's answer is judged as the
-        # cells would have read it — the angle through this table's taps (settling.py) — so that both sides are
-        # equally blurred and equally late. Read sharp, the angle's swing is set against a blurred force, and at
-        # 10 SPS every touch came out 6-17 % nearer the pivot and twice as scattered as at 80 SPS
+        # a load cell reads a hand's force late and spread over its settling (settling.py). The force each cell was
+        # given is worked back from its readings through this table's taps, and the touches located from it against
+        # the angle as sampled: every free stretch counts from its start. They are checked against the touches
+        # located the other way — the angle read through the same taps, both sides equally blurred, which needs no
+        # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
+        # wrong, a fit gone astray) the disagreement is part of their uncertainty
         gesture = Gesture(angle, ws, parts, free, dt, dict(
             rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         taps, timing = self.settling.taps, self.settling.timing()
-        found = tuple(gesture.locate(taps, timing=timing))
+        given = _summed([sharpened([e for e in c.trace if start <= e[0] <= t], taps) for c in self._cell_list])
+        sharp = Gesture(angle, given, parts, free, dt, gesture.args)
+
+        def loc(lifted=None):
+            return checked(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                           gesture.locate(taps, lifted_g=lifted, timing=timing))
+        found = tuple(loc())
         by_size = None
         if len(parts) == 2:
-            by_size = {size: tuple(gesture.locate(taps, lifted_g=mass, timing=timing))
-                       for size, mass in self.geo.mass.items()}
+            by_size = {size: tuple(loc(mass)) for size, mass in self.geo.mass.items()}
         self._touch_cache = (key, looks, (found, by_size, gesture))
         return self._touch_cache[2]
 

@@ -248,3 +248,57 @@ def _gain_spread(rows: Sequence[tuple[float, float, float]]) -> tuple[float, flo
         mean = (HandSpread.PRIOR_N * HandSpread.PRIOR_MM ** 2 + sum(excess)) / (HandSpread.PRIOR_N + len(rows))
         spread = max(HandSpread.LOW_MM, min(HandSpread.HIGH_MM, math.sqrt(max(0.0, mean))))
     return gain, spread
+
+
+def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, smooth: float = 0.001
+              ) -> list[tuple[float, float]]:
+    """What one load cell was given, from what it read through `taps`: the values f at its own sample times with
+    reading k = Σ taps[m] · f[k − m] (before the first sample, the first reading: the arm at rest), found by least
+    squares with a little weight (`smooth`) on f's steps from sample to sample — a shape whose taps hide a pattern
+    (a hump cannot see values alternating from sample to sample) then leaves it flat rather than wild."""
+    n = len(samples)
+    if n == 0 or len(taps) == 1:
+        return [(t, v / taps[0]) for t, v in samples] if n else []
+    w = list(taps)
+    band = len(w)
+    rest = samples[0][1]
+    # normal equations (AᵀA + smooth·DᵀD) f = Aᵀ(y − b), banded: row k of A has w[m] at column k − m
+    diag = [[0.0] * band for _ in range(n)]          # diag[i][d] = M[i][i + d]
+    rhs = [0.0] * n
+    for k, (_, y) in enumerate(samples):
+        known = sum(w[m] for m in range(band) if k - m < 0) * rest
+        r = y - known
+        cols = [(k - m, w[m]) for m in range(band) if k - m >= 0]
+        for i, a in cols:
+            rhs[i] += a * r
+            for j, b in cols:
+                if j >= i:
+                    diag[i][j - i] += a * b
+    for k in range(n):        # smooth · Σ (f[k] − f[k−1])², f[−1] the rest
+        diag[k][0] += smooth * (2.0 if k + 1 < n else 1.0)
+        if k + 1 < n:
+            diag[k][1] -= smooth
+    rhs[0] += smooth * rest
+    # banded Cholesky: M = L Lᵀ, L[i][i − d] kept as low[i][d]
+    low = [[0.0] * band for _ in range(n)]
+    for i in range(n):
+        for d in range(min(band - 1, i), -1, -1):
+            j = i - d
+            s = diag[j][d]
+            for e in range(1, band - d):
+                if j - e < 0:
+                    break
+                s -= low[i][d + e] * low[j][e]
+            if d == 0:
+                low[i][0] = math.sqrt(max(s, 1e-12))
+            else:
+                low[i][d] = s / low[j][0]
+    z = [0.0] * n
+    for i in range(n):
+        s = rhs[i] - sum(low[i][d] * z[i - d] for d in range(1, min(band, i + 1)))
+        z[i] = s / low[i][0]
+    f = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        s = z[i] - sum(low[i + d][d] * f[i + d] for d in range(1, band) if i + d < n)
+        f[i] = s / low[i][0]
+    return [(t, v) for (t, _), v in zip(samples, f)]

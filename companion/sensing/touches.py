@@ -446,6 +446,28 @@ class HandSpread:
         return 0.5 * (lo + hi)
 
 
+def checked(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float = 9.0) -> list[Touch]:
+    """`touches` located one way, checked against `check`, the same gesture's touches located another: where some
+    touch's two places differ by more than √gate_z2 of their joint σ, the difference of every touch is added to
+    the covariance (one of the two ways has gone astray, and which one the gesture cannot say)."""
+    touches = list(touches)
+    if len(touches) != len(check):
+        return touches
+    d = [a.x - b.x if a.x is not None and b.x is not None else 0.0 for a, b in zip(touches, check)]
+    z2 = max((di * di / (a.sigma ** 2 + b.sigma ** 2) for di, a, b in zip(d, touches, check)
+              if a.x is not None and b.x is not None), default=0.0)
+    if z2 <= gate_z2:
+        return touches
+    out = []
+    for i, a in enumerate(touches):
+        if a.x is None:
+            out.append(a)
+            continue
+        cov = tuple(c + d[i] * d[j] for j, c in enumerate(a.cov)) if len(a.cov) == len(touches) else ()
+        out.append(Touch(a.start, a.end, a.x, math.sqrt(a.sigma ** 2 + d[i] * d[i]), a.lifted, cov))
+    return out
+
+
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            miscount: float = math.log(0.25), floor: float = -8.0, scale: float = 1.0) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'

@@ -876,8 +876,9 @@ class ArmFollower:
         sharp = Gesture(angle, given, parts, free, dt, gesture.args)
 
         def loc(lifted=None):
+            # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
             return checked(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
-                           gesture.locate(taps, lifted_g=lifted, timing=timing))
+                           gesture.locate(taps, lifted_g=lifted))
         found = tuple(loc())
         by_size = None
         if len(parts) == 2:

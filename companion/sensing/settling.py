@@ -2,10 +2,13 @@
 
 A load cell's converter (an HX711 and its digital filter) reports a change of force over a few
 samples, weighted from its newest sample back: its taps. The follower locates the hands by setting
-the arm's swing against the force the cells read (touches.py), so it reads the angle through the
-same taps — both sides then equally blurred and equally late. Read through other taps, a touch
-comes out nearer the pivot or farther, and far more scattered: at 10 samples a second a cell's
-settling lasts as long as a touch.
+the arm's swing against the force the cells read (touches.py), and at 10 samples a second a cell's
+settling lasts as long as a touch, so the taps matter. Two ways use them: the force each cell was
+given is worked back from its readings (`sharpened`) and set against the angle as sampled; or the
+angle is read through the same taps (`as_read`), both sides then equally blurred and equally late,
+which needs no working back but loses the start of every stretch of free swing (the taps reach
+back into the arm resting on the board). The follower locates with the first and checks with the
+second. Through the wrong taps, a touch comes out nearer the pivot or farther, and far more scattered.
 
 No datasheet gives the taps of a particular cell, bridge and converter, so they are chosen here from
 a family of shapes (sharp; a pure delay of one or two samples; decaying from the newest over 2-6
@@ -203,11 +206,6 @@ class Settling:
         d0 = delay(self.taps)
         var = sum(w * (delay(k) - d0) ** 2 for w, k in zip(p, FAMILY)) / total
         return max(self.TIMING_FLOOR, math.sqrt(var))
-
-    def hand_touches(self, index: int | None = None) -> list[tuple[float, float, float]]:
-        """The rows as HandSpread keeps them, for one shape (default: the one in use)."""
-        k = self.index if index is None else index
-        return [(x, per[k][0], per[k][1]) for x, per in self.rows if per[k] is not None]
 
     def scores(self) -> list[float]:
         """Per shape, the log-likelihood of where the hands touched, given where that shape located them."""

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from companion.sensing.touches import HandSpread, Touch, locate, loglik, split
+from companion.sensing.touches import HandSpread, Touch, checked, locate, loglik, split
 
 KAPPA = 17000.0
 OMEGA = 2 * math.pi * 1.2
@@ -172,3 +172,19 @@ def test_hand_spread_learns_how_far_its_located_sigma_overstates_the_misses():
         return loglik(seen, [-57.0], jitter_mm=h.sigma_mm, scale=h.scale) - loglik(
             seen, [-76.0], jitter_mm=h.sigma_mm, scale=h.scale)
     assert margin(modest) > 1.5 * margin(honest) > 0
+
+
+def test_touches_that_two_ways_place_apart_lose_their_certainty():
+    def at(xs, sigma):
+        return [Touch(0.0, 1.0, x, sigma, 0.0, tuple(sigma ** 2 if i == j else 0.0 for j in range(len(xs))))
+                for i, x in enumerate(xs)]
+    near = checked(at([-60.0, 70.0], 4.0), at([-64.0, 75.0], 5.0))
+    assert [t.x for t in near] == [-60.0, 70.0] and [t.sigma for t in near] == [4.0, 4.0]   # within 3σ: as they were
+    far = checked(at([-60.0, 70.0], 4.0), at([-110.0, 20.0], 5.0))
+    assert [t.x for t in far] == [-60.0, 70.0]
+    assert far[0].sigma == pytest.approx(math.hypot(4.0, 50.0)) and far[0].cov[1] == pytest.approx(50.0 * 50.0)
+    # judged, they no longer tell the holders apart surely
+    assert loglik(near, [-57.0, 76.0], jitter_mm=6.0) - loglik(near, [-76.0, 57.0], jitter_mm=6.0) > 3.0
+    assert abs(loglik(far, [-57.0, 76.0], jitter_mm=6.0) - loglik(far, [-76.0, 57.0], jitter_mm=6.0)) < 1.0
+    # a miscount or a touch placed nowhere is left as it is
+    assert checked(at([-60.0], 4.0), at([-110.0, 20.0], 5.0))[0].sigma == 4.0

@@ -374,13 +374,12 @@ class HandSpread:
     KEEP = 100             # the latest touches learned from
     SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
     SCALE_PRIOR_LOG = math.log(2.0)                             # the prior on the scale: 1, give or take a factor of 2
-    MISS_Z2 = 16.0         # a miss counts no worse than 4σ when judging the scale (a touch wrongly fitted is no guide)
+    MISS_Z2 = 16.0         # a miss counts no worse than 4σ when judging the scale (a touch fitted wrong is no guide)
 
     def __init__(self, touches: Sequence[tuple[float, float, float]] = ()):
         # (the holder's x, where the touch was located, its located σ²)
         self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
                                                           for a, b, c in touches][-self.KEEP:]
-        self.scale = 1.0
         self.gain, self.sigma_mm, self.scale = self._solve()
 
     def learn(self, touches: Sequence[Touch], expected: Sequence[float]) -> None:
@@ -405,7 +404,7 @@ class HandSpread:
         if not self.touches:
             return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
-        for n in range(6):     # the gain weighs each touch by c²σ² + spread², the spread judges misses from gain · x
+        for n in range(6):     # the gain weighs each touch by c²σ² + spread², the spread judges misses from gain·x
             c2 = scale * scale
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
@@ -485,8 +484,11 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
         return 0.0
     r = [touches[i].x - expected[i] for i in idx]
     c2 = scale * scale
-    c = [[c2 * (touches[i].cov[j] if len(touches[i].cov) == len(touches) else (touches[i].sigma ** 2 if i == j else 0.0))
-          + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
+    def located(i: int, j: int) -> float:
+        if len(touches[i].cov) == len(touches):
+            return touches[i].cov[j]
+        return touches[i].sigma ** 2 if i == j else 0.0
+    c = [[c2 * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
     solved = _solve(c, r)
     if solved is None:
         return 0.0

@@ -601,6 +601,19 @@ class ArmFollower:
                 retry = fit_swing(ts[last + 2:], ss[last + 2:], omega, zeta, noise=noise)
                 if retry is not None and retry.rms < fit.rms:
                     ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
+        if fit is not None and fit.amplitude >= 10.0 * noise:
+            # a big swing that reached the board itself, quicker than the tilt switch's debounce, stopped there
+            # (a rest fitted across such a graze came out 170 g·mm off): the free swing is what came after it. An
+            # arm resting near the board is not swinging, and its readings there are noise, so this needs both
+            at_board = self.s_max - noise
+            last = max((i for i, v in enumerate(ss) if abs(v) >= at_board), default=None)
+            if last is not None:
+                if len(ts) - last <= 20:
+                    return None, ts, ss      # too little swing since: wait for more
+                retry = fit_swing(ts[last + 2:], ss[last + 2:], omega, zeta, noise=noise)
+                if retry is None:
+                    return None, ts, ss
+                ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
         if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / omega)
                 and fit.amplitude > 20 * noise):
             # learn what the prediction misses — but only from two periods or more: over a fraction of

@@ -865,7 +865,8 @@ class ArmFollower:
         if cached is not None and cached[0] == key and cached[1] >= looks:
             return cached[2]
         start = self.t_disturbed - 0.15
-        ws = _summed([[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list])
+        traces = [[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list]
+        ws = _summed(traces)
         if len(ws) < 4:
             return (), None, None
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
@@ -885,7 +886,7 @@ class ArmFollower:
             rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         taps, timing = self.settling.taps, self.settling.timing()
-        given = _summed([sharpened([e for e in c.trace if start <= e[0] <= t], taps) for c in self._cell_list])
+        given = _summed([sharpened(tr, taps) for tr in traces])
         sharp = Gesture(angle, given, parts, free, dt, gesture.args)
 
         def loc(lifted=None):

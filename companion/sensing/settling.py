@@ -149,7 +149,7 @@ class Settling:
     KEEP = 40              # the latest touches learned from
     MIN_ROWS = 8           # touches before any shape may replace the nominal one
     MARGIN = 3.0           # log-likelihood a shape must beat the nominal one by
-    MISS_Z2 = 16.0         # a miss counts no worse than 4σ (a mis-split gesture must not decide alone)
+    MISS_Z2 = HandSpread.MISS_Z2     # a miss counts no worse than 4σ (a mis-split gesture must not decide alone)
     TIMING_FLOOR = 0.1     # samples: a cell's lateness is never known better (its own sample-time jitter, the shape)
 
     def __init__(self, rows: Sequence[tuple[float, Sequence]] = ()):

@@ -399,7 +399,9 @@ class ArmFollower:
             lifted = self.geo.mass[best.size]
         # (on a change of shape the hands keep what they learned: their touches are located from the force worked
         # back through the taps, near enough alike through neighbouring shapes, and the oldest soon give way)
-        self.settling.learn(best.touch_x, g.locate_family(lifted_g=lifted))
+        fits: list = []
+        located = g.locate_family(lifted_g=lifted, fits=fits)
+        self.settling.learn(best.touch_x, located, fits)
 
     def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
         """Whether the move's changes leave every holder within its capacity."""
@@ -846,18 +848,18 @@ class ArmFollower:
         var0 = self.var_tau0
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
-        touches, by_size, gesture = self._gesture_touches(t, w1)
+        touches, by_size, gesture, others = self._gesture_touches(t, w1)
         m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.scale)
+                        self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:
         """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
         after the hands left, when more of the swing after them is in."""
         if not self._accel_seen or not self._cell_list or self.board0:
-            return (), None, None    # resting on the board before, the arm was pinned: its angle said nothing
+            return (), None, None, ()    # resting on the board before, the arm was pinned: its angle said nothing
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
         key = (self.t_disturbed, self.t_off)
         looks = 1 if t - self.t_off < 1.0 else 2
@@ -868,7 +870,7 @@ class ArmFollower:
         traces = [[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list]
         ws = _summed(traces)
         if len(ws) < 4:
-            return (), None, None
+            return (), None, None, ()
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
                       lightest_g=min(self.geo.mass.values()))
@@ -885,19 +887,23 @@ class ArmFollower:
         gesture = Gesture(angle, ws, parts, free, dt, dict(
             rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
-        taps, timing = self.settling.taps, self.settling.timing()
-        given = _summed([sharpened(tr, taps) for tr in traces])
-        sharp = Gesture(angle, given, parts, free, dt, gesture.args)
+        timing = self.settling.timing()
 
-        def loc(lifted=None):
-            # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
-            return checked(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
-                           gesture.locate(taps, lifted_g=lifted))
-        found = tuple(loc())
-        by_size = None
-        if len(parts) == 2:
-            by_size = {size: tuple(loc(mass)) for size, mass in self.geo.mass.items()}
-        self._touch_cache = (key, looks, (found, by_size, gesture))
+        def located(taps):
+            given = _summed([sharpened(tr, taps) for tr in traces])
+            sharp = Gesture(angle, given, parts, free, dt, gesture.args)
+
+            def loc(lifted=None):
+                # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
+                return tuple(checked(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                                     gesture.locate(taps, lifted_g=lifted)))
+            by_size = {size: loc(mass) for size, mass in self.geo.mass.items()} if len(parts) == 2 else None
+            return loc(), by_size
+        found, by_size = located(self.settling.taps)
+        # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
+        # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
+        others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives())
+        self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
 
     def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:

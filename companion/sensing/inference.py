@@ -316,6 +316,9 @@ class Measurement:
     # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
     gesture: Any = field(default=None, compare=False, repr=False)
     touch_scale: float = field(default=1.0, compare=False, repr=False)   # a touch's located σ is about scale · σ
+    # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
+    # than the shape `touches` came through, touches, touches_by_size)
+    other_touches: tuple = field(default=(), compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
@@ -388,8 +391,22 @@ def _hands(c: Candidate, m: Measurement) -> float:
         return 0.0
     from companion.sensing.touches import loglik
 
-    return loglik(touches_for(c, m), [m.touch_gain * x for x in c.touch_x], jitter_mm=m.finger_mm,
-                  scale=m.touch_scale)
+    expected = [m.touch_gain * x for x in c.touch_x]
+    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale)
+    if not m.other_touches:
+        return ll
+    # each shape of settling still likely is a way the touches may have come out: their mixture
+    terms, weights = [ll], [0.0]
+    for lw, touches, by_size in m.other_touches:
+        mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
+        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale))
+        weights.append(lw)
+    return _logsumexp(terms) - _logsumexp(weights)
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
 
 
 def touches_for(c: Candidate, m: Measurement) -> tuple:

@@ -46,6 +46,7 @@ def memory_of(f: ArmFollower) -> dict:
         "weigh_pending": None if pending is None else list(pending),
         "hand_touches": [list(m) for m in f.hands.touches],
         "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
+        "settling_fits": [list(fit) for fit in f.settling.fits],
     }
 
 
@@ -65,7 +66,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
                                     "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
-                                    "settling"})
+                                    "settling", "settling_fits"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -120,8 +121,9 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
                                _number({"x": b}, "x", "hand_touches.", low=-1e4, high=1e4),
                                _number({"s": c}, "s", "hand_touches.", low=0.0, high=1e6)) for a, b, c in touches])
     rows = memory.get("settling")     # (none in a memory written before the settling was learned: the nominal)
-    if rows is not None:
-        f.settling = Settling(_settling_rows(rows))
+    fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)
+    if rows is not None or fits is not None:
+        f.settling = Settling(_settling_rows(rows or []), _settling_fits(fits or []))
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):
@@ -129,6 +131,16 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         nums = [_number({"v": pending[k]}, "v", "weigh_pending.", low=-1e7, high=1e7) for k in (0, 1, 4)]
         f._weigh_pending = (nums[0], nums[1], pending[2], pending[3], nums[2])
     return f
+
+
+def _settling_fits(fits: Any) -> list[list[float]]:
+    if not isinstance(fits, list) or len(fits) > Settling.KEEP or not all(
+            isinstance(fit, list) and len(fit) == len(FAMILY) for fit in fits):
+        raise ValueError(f"follower memory: settling_fits must be a list of at most {Settling.KEEP} lists of one "
+                         f"log-likelihood per shape ({len(FAMILY)})")
+    floor = -0.5 * Settling.MISS_Z2
+    return [[_number({"v": v}, "v", f"settling_fits.{i}.", low=floor, high=0.0) for v in fit]
+            for i, fit in enumerate(fits)]
 
 
 def _settling_rows(rows: Any) -> list[tuple[float, list]]:

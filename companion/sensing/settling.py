@@ -12,12 +12,16 @@ second. Through the wrong taps, a touch comes out nearer the pivot or farther, a
 
 No datasheet gives the taps of a particular cell, bridge and converter, so they are chosen here from
 a family of shapes (sharp; a pure delay of one or two samples; decaying from the newest over 2-6
-samples, from even to steep; humps, as sinc filters have, some a sample late) by the touches of
-confirmed moves: each such move's touches are located once with every shape, and every shape keeps
-where its touches fell against the holders the hands touched. A shape is scored as HandSpread judges
-a table — with a gain and a spread of its own, each miss weighed by its own σ, a touch a shape could
-not place counted as a miss — and the best-scoring shape is used once it has beaten the nominal one
-(four samples, mostly the newest) by a clear margin.
+samples, from even to steep; humps, as sinc filters have, some a sample late) by confirmed moves:
+each such move's touches are located once with every shape, and two things are kept per shape.
+Where its touches fell against the holders the hands touched, scored as HandSpread judges a table —
+with a gain and a spread of its own, each miss weighed by its own σ, a touch a shape could not place
+counted as a miss. And how well the angle, read through that shape, fitted the swing's answer to the
+force the cells read: only the right taps make the two sides alike in lateness and blur, so the
+residual is smallest through them, and it says so from the first moves, before there are enough
+touches to score — touches between holders say little of the taps, a fit's residual says it every
+time. The best-scoring shape is used once it has beaten the nominal one (four samples, mostly the
+newest) by a clear margin.
 
 Pure functions of plain data and one small learning class; the follower feeds it.
 """
@@ -120,9 +124,10 @@ class Gesture:
         """The touches, the angle read through `taps`, their lateness known to `timing` samples (1σ)."""
         return self._each([taps], lifted_g, timing * self.dt)[0]
 
-    def locate_family(self, *, lifted_g: float | None = None) -> list[list[Touch]]:
-        """The touches as each shape of FAMILY places them (one fit of the arm's answer for them all)."""
-        return self._each(FAMILY, lifted_g)
+    def locate_family(self, *, lifted_g: float | None = None, fits: list | None = None) -> list[list[Touch]]:
+        """The touches as each shape of FAMILY places them (one fit of the arm's answer for them all); into `fits`,
+        how well each shape's reading of the angle fitted (touches.locate_each)."""
+        return self._each(FAMILY, lifted_g, fits=fits)
 
     def late(self, m: int) -> list[tuple[float, float]]:
         """The angle m cell periods late (a reading through taps is a mix of these)."""
@@ -132,43 +137,63 @@ class Gesture:
         return self._late[m]
 
     def _each(self, shapes: Sequence[Sequence[float]], lifted_g: float | None,
-              timing_s: float = 0.0) -> list[list[Touch]]:
+              timing_s: float = 0.0, fits: list | None = None) -> list[list[Touch]]:
         # a reading through taps reaches that far back: each free stretch is used only from then on
         n = max(len(taps) for taps in shapes)
         return locate_each([self.late(m) for m in range(n)], self.weights, self.parts, free=self.free, lag_s=0.0,
                            inflation=MODEL_INFLATION, lifted_g=lifted_g, mixes=shapes,
-                           leads=[reach(taps, self.dt) for taps in shapes], timing_s=timing_s, **self.args)
+                           leads=[reach(taps, self.dt) for taps in shapes], timing_s=timing_s, fits=fits,
+                           **self.args)
 
 
 class Settling:
     """Which of FAMILY this table's cells settle like, from the touches of confirmed moves.
 
     Each row is one touch of a confirmed move: the holder's x and, per shape, (located x, σ²) or None
-    when that shape could not place it (or saw another number of touches)."""
+    when that shape could not place it (or saw another number of touches). Each of `fits` is one confirmed
+    move's gesture: per shape, the log-likelihood of its fit of the angle, less the best one's (≤ 0)."""
 
     KEEP = 40              # the latest touches learned from
     MIN_ROWS = 8           # touches before any shape may replace the nominal one
     MARGIN = 3.0           # log-likelihood a shape must beat the nominal one by
     MISS_Z2 = HandSpread.MISS_Z2     # a miss counts no worse than 4σ (a mis-split gesture must not decide alone)
     TIMING_FLOOR = 0.1     # samples: a cell's lateness is never known better (its own sample-time jitter, the shape)
+    MIN_FITS = 3           # or confirmed moves whose angle every shape fitted
+    # what one gesture's fit of the angle is worth, in independent samples: its hundred-odd samples share the
+    # model's errors (a hand's tremor, the swing estimated, the force as a point), and counted at face value a
+    # few gestures would outvote every touch's place; at this weight a table's shape shows in 3-6 moves
+    FIT_N = 4.0
+    # shapes nearly as likely as the one in use are other ways the touches may have come out: through a shape a
+    # tail tap of 0.04 away, two touches fell 30 mm apart from where the one in use put them (p ≈ 4 % at 3 nats)
+    ALTERNATIVES = 2
+    ALTERNATIVE_NATS = 4.0
 
-    def __init__(self, rows: Sequence[tuple[float, Sequence]] = ()):
+    def __init__(self, rows: Sequence[tuple[float, Sequence]] = (), fits: Sequence[Sequence[float]] = ()):
         self.rows: list[tuple[float, tuple]] = []
         for x, per in rows:
             self.rows.append((float(x), tuple(None if e is None else (float(e[0]), float(e[1])) for e in per)))
         del self.rows[:-self.KEEP]
-        self.index = self._choose()
-        self._timing = self._spread_of_lateness()
+        self.fits: list[tuple[float, ...]] = [tuple(float(v) for v in f) for f in fits][-self.KEEP:]
+        self._refresh()
 
     @property
     def taps(self) -> tuple[float, ...]:
         return FAMILY[self.index]
 
-    def learn(self, expected: Sequence[float], located: Sequence[Sequence[Touch]]) -> bool:
+    def learn(self, expected: Sequence[float], located: Sequence[Sequence[Touch]],
+              fits: Sequence[tuple[float, int] | None] = ()) -> bool:
         """`located[k]`: a confirmed move's touches as FAMILY[k] placed them; `expected` where its hands touched
-        (holders' x, in order). True when the shape in use changed."""
+        (holders' x, in order); `fits[k]`: the residual sum of squares and samples of FAMILY[k]'s fit of the angle.
+        True when the shape in use changed."""
         if len(located) != len(FAMILY) or not expected:
             return False
+        fitted = len(fits) == len(FAMILY) and all(f is not None and f[1] > 0 and f[0] > 0 for f in fits)
+        if fitted:
+            ll = [-0.5 * self.FIT_N * math.log(f[0] / f[1]) for f in fits]
+            top = max(ll)
+            # (capped as a miss is: one gesture fitted astray must not decide alone)
+            self.fits.append(tuple(round(max(-0.5 * self.MISS_Z2, v - top), 3) for v in ll))
+            del self.fits[:-self.KEEP]
         per_touch: list[list] = [[] for _ in expected]
         anything = False
         for found in located:
@@ -183,14 +208,28 @@ class Settling:
                 lx = max(x - 3.0 * HandSpread.HIGH_MM, min(x + 3.0 * HandSpread.HIGH_MM, tc.x))
                 # (to a hundredth: far below the hands' spread, and the follower's memory stays small)
                 per_touch[i].append((round(lx, 2), round(tc.sigma ** 2, 2)))
-        if not anything:
-            return False     # no shape could place this move's touches: it says nothing of the cells
-        self.rows.extend((float(x), tuple(p)) for x, p in zip(expected, per_touch))
-        del self.rows[:-self.KEEP]
+        if anything:
+            self.rows.extend((float(x), tuple(p)) for x, p in zip(expected, per_touch))
+            del self.rows[:-self.KEEP]
+        elif not fitted:
+            return False     # no shape could place this move's touches or fit its angle: it says nothing of the cells
         before = self.index
+        self._refresh()
+        return self.index != before
+
+    def _refresh(self) -> None:
         self.index = self._choose()
         self._timing = self._spread_of_lateness()
-        return self.index != before
+        sc = self.scores()
+        top = max(sc)
+        others = sorted((k for k in range(len(FAMILY)) if k != self.index and sc[k] >= top - self.ALTERNATIVE_NATS),
+                        key=lambda k: -sc[k])[:self.ALTERNATIVES]
+        self._alternatives = [(sc[k] - sc[self.index], FAMILY[k]) for k in others]
+
+    def alternatives(self) -> list[tuple[float, tuple[float, ...]]]:
+        """The other shapes still about as likely as the one in use (at most ALTERNATIVES, within ALTERNATIVE_NATS
+        of the best): (log of how much likelier than the one in use, taps)."""
+        return self._alternatives
 
     def timing(self) -> float:
         """How well (1σ, in samples) the lateness of the shape in use is known: the spread of the shapes' lateness
@@ -208,8 +247,9 @@ class Settling:
         return max(self.TIMING_FLOOR, math.sqrt(var))
 
     def scores(self) -> list[float]:
-        """Per shape, the log-likelihood of where the hands touched, given where that shape located them."""
-        return [self._score(k) for k in range(len(FAMILY))]
+        """Per shape, the log-likelihood of where the hands touched, given where that shape located them, and of
+        the angle as that shape reads it, given the swing's answer to the force the cells read."""
+        return [self._score(k) + sum(f[k] for f in self.fits) for k in range(len(FAMILY))]
 
     def _score(self, k: int) -> float:
         valid = [(x, per[k][0], per[k][1]) for x, per in self.rows if per[k] is not None]
@@ -223,7 +263,7 @@ class Settling:
         return total
 
     def _choose(self) -> int:
-        if len(self.rows) < self.MIN_ROWS:
+        if len(self.rows) < self.MIN_ROWS and len(self.fits) < self.MIN_FITS:
             return 0
         sc = self.scores()
         best = max(range(len(FAMILY)), key=lambda k: sc[k])

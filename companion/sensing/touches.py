@@ -198,7 +198,8 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
                 kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
                 lag_s: float = 0.0, inflation: float = MODEL_INFLATION, lifted_g: float | None = None,
                 mixes: Sequence[Sequence[float]] | None = None,
-                leads: Sequence[float] | None = None, timing_s: float = 0.0) -> list[list[Touch]]:
+                leads: Sequence[float] | None = None, timing_s: float = 0.0,
+                fits: list | None = None) -> list[list[Touch]]:
     """`locate` for several readings of one angle, all sampled at the times of the first (the angle as load
     cells of different settling would have read it, settling.py): the arm's answer to the weights is worked
     out once and each reading fitted to it. With `mixes`, the readings are Σ mix[m] · angles[m] (each mix
@@ -207,10 +208,13 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
     through taps reaches that far back, into what came before the stretch). `timing_s`: how well (1σ, s) the
     cells' lateness is known; each touch's covariance then also holds how far its place moves with the timing
     (in some gestures a touch moves by tens of mm for a tenth of a sample at 10 SPS, which the angle's noise
-    alone never shows)."""
+    alone never shows). `fits`, when given, is filled with each mix's (residual sum of squares, samples fitted)
+    over the samples every mix uses (from the longest lead on), or None where nothing could be fitted."""
     angle = angles[0] if angles else ()
     if mixes is None:
         mixes = [[1.0 if m == i else 0.0 for m in range(len(angles))] for i in range(len(angles))]
+    if fits is not None:
+        fits[:] = [None] * len(mixes)
     if not touches or not weights or not angle:
         return [[] for _ in mixes]
     wt = [t - lag_s for t, _ in weights] + [weights[-1][0] - lag_s + 1e-3]
@@ -268,17 +272,26 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
     found: list[list[Touch]] = [list(unknown) for _ in mixes]
     # the response from a stretch's start and the one from later in it differ by a free swing, which the
     # stretch's own A, B take up: cutting a stretch's start needs only its rows dropped, not the arm solved again
-    for lead in sorted(set(leads)):
-        mine = [i for i, g in enumerate(leads) if g == lead]
+
+    def fitted(lead: float, mine: Sequence[int], got: list | None = None) -> list[list[Touch]]:
         keep = [r for r in range(len(rows)) if since[r] >= lead - 1e-9]
         counts: dict[int, int] = {}
         for r in keep:
             counts[which[r]] = counts.get(which[r], 0) + 1
         keep = [r for r in keep if counts[which[r]] >= MIN_FREE_SAMPLES]
-        for i, out in zip(mine, _fit_mixes([cols[r] for r in keep], [rows[r] for r in keep],
-                                           [which[r] for r in keep], angles, [mixes[i] for i in mine], k,
-                                           touches, bases, levels, rest_before, noise, inflation, timing_s)):
+        return _fit_mixes([cols[r] for r in keep], [rows[r] for r in keep], [which[r] for r in keep], angles,
+                          [mixes[i] for i in mine], k, touches, bases, levels, rest_before, noise, inflation,
+                          timing_s, got)
+    for lead in sorted(set(leads)):
+        mine = [i for i, g in enumerate(leads) if g == lead]
+        for i, out in zip(mine, fitted(lead, mine)):
             found[i] = out
+    if fits is not None:
+        # how well each reading fits, over the samples all of them use: the start of a stretch, just off the
+        # board, fits worse than the rest, and a reading that dropped more of it must not look the better for it
+        got: list = []
+        fitted(max(leads), range(len(mixes)), got)
+        fits[:] = got
     return found
 
 
@@ -290,10 +303,13 @@ def _slope(series: Sequence[tuple[float, float]], n_: int) -> float:
 
 
 def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest_before, noise, inflation,
-               timing_s=0.0):
-    """The least-squares fit of `locate_each` over the given samples, for each mix of the readings."""
+               timing_s=0.0, fits=None):
+    """The least-squares fit of `locate_each` over the given samples, for each mix of the readings (and into
+    `fits`, each mix's residual sum of squares and samples fitted, None when nothing could be)."""
     unknown = [Touch(a, b, None, math.inf, bases[i] - levels[i]) for i, (a, b) in enumerate(touches)]
     stretches = sorted(set(which))
+    fits = [] if fits is None else fits
+    fits[:] = [None] * len(mixes)
     if not rows or not stretches:
         return [list(unknown) for _ in mixes]
     size = k + 2 * len(stretches)
@@ -322,12 +338,13 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
         vs[i] = v
     gram = {(i, j): sum(a * b for a, b in zip(ys[i], ys[j])) for i in used for j in used if j >= i}
     found = []
-    for mix in mixes:
+    for n_mix, mix in enumerate(mixes):
         parts = [(i, mix[i]) for i in used if i < len(mix) and mix[i]]
         v = [sum(w * vs[i][p] for i, w in parts) for p in range(size)]
         yy = sum(wi * wj * gram[(min(i, j), max(i, j))] for i, wi in parts for j, wj in parts)
         x = [sum(a * b for a, b in zip(inv_row, v)) for inv_row in inv]
         rss = max(0.0, yy - sum(a * b for a, b in zip(x, v)))
+        fits[n_mix] = (rss, len(rows))
         s2 = max(noise * noise, rss / dof) * inflation ** 2
         moved = [0.0] * k
         if timing_s > 0:

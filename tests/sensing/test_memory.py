@@ -26,7 +26,9 @@ def _follower_with_settling():
     for _ in range(30):
         x = rng.choice([-95.0, -57.0, 38.0, 114.0])
         rows.append((x, [(x + 25.0 * (delay(k) - delay(truth)) + rng.gauss(0, 3), 9.0) for k in FAMILY]))
-    f.settling = Settling(rows)
+    fits = [[0.0 if k == 9 else -round(abs(delay(k_) - delay(truth)) + 0.5, 3) for k, k_ in enumerate(FAMILY)]
+            for _ in range(5)]
+    f.settling = Settling(rows, fits)
     return sc, f
 
 
@@ -36,6 +38,7 @@ def test_the_learned_settling_survives_a_restart():
     memory = json.loads(json.dumps(memory_of(f)))
     again = resume(MODEL, sc.calibration(), memory)
     assert again.settling.rows == f.settling.rows
+    assert again.settling.fits == f.settling.fits and len(again.settling.fits) == 5
     assert again.settling.taps == f.settling.taps
     assert again.settling.timing() == pytest.approx(f.settling.timing())
 
@@ -43,8 +46,16 @@ def test_the_learned_settling_survives_a_restart():
 def test_a_memory_from_before_the_settling_was_learned_starts_from_the_nominal_shape():
     sc, f = _follower_with_settling()
     memory = json.loads(json.dumps(memory_of(f)))
-    del memory["settling"]
+    del memory["settling"], memory["settling_fits"]
     assert resume(MODEL, sc.calibration(), memory).settling.taps == NOMINAL
+
+
+def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone():
+    sc, f = _follower_with_settling()
+    memory = json.loads(json.dumps(memory_of(f)))
+    del memory["settling_fits"]
+    again = resume(MODEL, sc.calibration(), memory)
+    assert again.settling.fits == [] and again.settling.rows == f.settling.rows
 
 
 @pytest.mark.parametrize("bad, says", [
@@ -60,5 +71,21 @@ def test_a_bad_settling_memory_is_refused_by_name(bad, says):
     sc, f = _follower_with_settling()
     memory = memory_of(f)
     memory["settling"] = bad
+    with pytest.raises(ValueError, match=says):
+        resume(MODEL, sc.calibration(), memory)
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"a": 1}, "settling_fits must be a list"),
+    ([[0.0] * (len(FAMILY) - 1)], "one log-likelihood per shape"),
+    ([[0.0] * len(FAMILY)] * (Settling.KEEP + 1), "at most 40"),
+    ([[0.5] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number from -8 to 0"),
+    ([[-1e6] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
+    ([["x"] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
+])
+def test_a_bad_settling_fits_memory_is_refused_by_name(bad, says):
+    sc, f = _follower_with_settling()
+    memory = memory_of(f)
+    memory["settling_fits"] = bad
     with pytest.raises(ValueError, match=says):
         resume(MODEL, sc.calibration(), memory)

@@ -95,10 +95,35 @@ def test_a_move_no_shape_could_place_teaches_nothing():
     assert not st.learn([50.0], [[] for _ in range(3)])     # not one list per shape
 
 
-def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms():
-    """A 10 SPS table whose cells bring a step mostly a sample or two late (no shape of the family): after a
-    few confirmed moves the follower reads the angle through a shape about as late, and places the hands nearer
-    the holders than the nominal shape would."""
+def test_the_angles_fits_choose_a_shape_before_the_touches_can():
+    """Moves whose touches no shape could place (the arm pinned) still teach the settling by how well each
+    shape's reading of the angle fitted; three such moves are enough, one alone is not, and one fitted astray
+    counts no more than a miss."""
+    truth = 11
+    st = Settling()
+    nowhere = [[_touch(None, math.inf)] for _ in FAMILY]
+
+    def fits(rss_of):
+        return [(rss_of(k), 100) for k in range(len(FAMILY))]
+    # the residual grows with how far a shape's lateness is from the cells'
+    like_the_cells = fits(lambda k: 1e-6 * (1.0 + 8.0 * (delay(FAMILY[k]) - delay(FAMILY[truth])) ** 2
+                                            + 0.01 * (k != truth)))
+    assert st.learn([50.0], nowhere, like_the_cells) is False
+    assert st.taps == NOMINAL and st.rows == []
+    st.learn([-60.0], nowhere, like_the_cells)
+    assert st.learn([30.0], nowhere, like_the_cells)
+    assert st.taps == FAMILY[truth]
+    assert len(st.fits) == Settling.MIN_FITS and all(max(f) == 0.0 for f in st.fits)
+    astray = fits(lambda k: 1e-6 if k == 1 else 1.0)
+    st.learn([30.0], nowhere, astray)
+    assert min(st.fits[-1]) == -0.5 * Settling.MISS_Z2
+    assert st.taps == FAMILY[truth]
+    # a move some shape could not fit at all says nothing of the fits
+    st.learn([30.0], nowhere, like_the_cells[:-1] + [None])
+    assert len(st.fits) == Settling.MIN_FITS + 1
+
+
+def _late_settling_table(seed: int, places: int = 8, moves: bool = True):
     from companion.games.balance_model import load_model
     from companion.sensing.follower import ArmFollower
     from companion.sensing.simtrace import ArmStyle, HandStyle, TableScript, with_profile
@@ -106,16 +131,16 @@ def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms
 
     truth = (0.05, 0.35, 0.4, 0.2)
     model = load_model("A")
-    script = TableScript(model, with_profile("quiet-10sps", settle_fir=truth), seed=21, hands=HandStyle.players(),
+    script = TableScript(model, with_profile("quiet-10sps", settle_fir=truth), seed=seed, hands=HandStyle.players(),
                          arm=ArmStyle(frequency_hz=1.3, damping=0.12))
-    rng = random.Random(21)
+    rng = random.Random(seed)
     script.wait(3.0)
     order = ["E3", "W4", "E6", "W2", "E1", "W6", "E5", "W3"]
-    for h in order:
+    for h in order[:places]:
         script.place(h, "M")
         script.wait(rng.uniform(3.5, 5.0))
     moves = [("E3", "E4"), ("W4", "W5"), ("E1", "E2"), ("W2", "W1"), ("E4", "E3"), ("W5", "W4"), ("E2", "E1"),
-             ("W1", "W2"), ("E3", "E4"), ("W4", "W5"), ("E1", "E2"), ("W2", "W1")]
+             ("W1", "W2"), ("E3", "E4"), ("W4", "W5"), ("E1", "E2"), ("W2", "W1")] if moves else []
     for a, b in moves:
         script.move(a, b, "M")
         script.wait(rng.uniform(3.5, 5.0))
@@ -135,6 +160,24 @@ def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms
                     {"kind": "advance", "size": a.size, "from_holder": a.from_holder, "to_holder": a.to_holder})
             follower.confirm_move(move, ev.change)
     assert len(done) == len(script.actions)
+    return truth, moves, follower
+
+
+def test_the_first_few_placements_already_show_the_cells_settling():
+    """Four placements are too few touches to score the shapes by, but the angle's fits already pick one about
+    as late as the cells."""
+    truth, _, follower = _late_settling_table(21, places=4, moves=False)
+    st = follower.settling
+    assert len(st.rows) < Settling.MIN_ROWS <= 2 * len(st.fits)
+    assert st.taps != NOMINAL
+    assert abs(delay(st.taps) - delay(truth)) < 0.35
+
+
+def test_a_follower_learns_a_slow_late_settling_from_the_moves_the_game_confirms():
+    """A 10 SPS table whose cells bring a step mostly a sample or two late (no shape of the family): after a
+    few confirmed moves the follower reads the angle through a shape about as late, and places the hands nearer
+    the holders than the nominal shape would."""
+    truth, moves, follower = _late_settling_table(21)
     st = follower.settling
     assert st.taps != NOMINAL
     assert abs(delay(st.taps) - delay(truth)) < 0.35

@@ -902,7 +902,7 @@ class ArmFollower:
         found, by_size = located(self.settling.taps)
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
         # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
-        others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives())
+        others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
 

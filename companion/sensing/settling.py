@@ -167,6 +167,9 @@ class Settling:
     # tail tap of 0.04 away, two touches fell 30 mm apart from where the one in use put them (p ≈ 4 % at 3 nats)
     ALTERNATIVES = 2
     ALTERNATIVE_NATS = 4.0
+    # (the two of that table were 10 ms apart; at 80 SPS most of the family is within 4 ms of each other, and the
+    # force worked back through either is the same to well under a touch's σ)
+    ALTERNATIVE_S = 0.004
 
     def __init__(self, rows: Sequence[tuple[float, Sequence]] = (), fits: Sequence[Sequence[float]] = ()):
         self.rows: list[tuple[float, tuple]] = []
@@ -223,13 +226,25 @@ class Settling:
         sc = self.scores()
         top = max(sc)
         others = sorted((k for k in range(len(FAMILY)) if k != self.index and sc[k] >= top - self.ALTERNATIVE_NATS),
-                        key=lambda k: -sc[k])[:self.ALTERNATIVES]
+                        key=lambda k: -sc[k])
         self._alternatives = [(sc[k] - sc[self.index], FAMILY[k]) for k in others]
 
-    def alternatives(self) -> list[tuple[float, tuple[float, ...]]]:
+    def alternatives(self, dt: float) -> list[tuple[float, tuple[float, ...]]]:
         """The other shapes still about as likely as the one in use (at most ALTERNATIVES, within ALTERNATIVE_NATS
-        of the best): (log of how much likelier than the one in use, taps)."""
-        return self._alternatives
+        of the best) that bring a step in more than ALTERNATIVE_S apart from it, for cells sampling every `dt` s:
+        (log of how much likelier than the one in use, taps)."""
+        mine = _steps(self.taps)
+        out = []
+        for lw, taps in self._alternatives:
+            theirs = _steps(taps)
+            n = max(len(mine), len(theirs))
+            apart = sum(abs((mine[m] if m < len(mine) else 1.0) - (theirs[m] if m < len(theirs) else 1.0))
+                        for m in range(n)) * dt
+            if apart > self.ALTERNATIVE_S:
+                out.append((lw, taps))
+                if len(out) == self.ALTERNATIVES:
+                    break
+        return out
 
     def timing(self) -> float:
         """How well (1σ, in samples) the lateness of the shape in use is known: the spread of the shapes' lateness
@@ -268,6 +283,15 @@ class Settling:
         sc = self.scores()
         best = max(range(len(FAMILY)), key=lambda k: sc[k])
         return best if sc[best] > sc[0] + self.MARGIN else 0
+
+
+def _steps(taps: Sequence[float]) -> list[float]:
+    """How much of a step each sample after it has brought (the taps' running sum)."""
+    out, total = [], 0.0
+    for w in taps:
+        total += w
+        out.append(total)
+    return out
 
 
 def _gain_spread(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float]:

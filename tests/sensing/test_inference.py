@@ -166,3 +166,32 @@ def test_measurement_combines_two_changes():
     c = a.combine(b)
     assert c.dw == 0.0 and c.tau0 == 1140.0 and c.tau1 == 570.0
     assert math.isclose(c.var_dw, a.var_dw + b.var_dw)
+
+
+def _advance_by_two(pawns, touches, **extra):
+    """Two like pawns that could each have advanced two holders (the same torque): only the hands can tell."""
+    from dataclasses import replace
+    m = replace(measure(0.0, -10.0 * 38.0), touches=touches, finger_mm=6.0, **extra)
+    return {(s.candidate.from_holder, s.candidate.to_holder): s.probability
+            for s in verdict(weighed(*pawns), m).ranked if s.candidate.kind == "move"}
+
+
+def test_touches_placed_through_another_likely_settling_make_the_hands_less_sure():
+    from companion.sensing.touches import Touch
+
+    def at(*xs):
+        return tuple(Touch(0.4 * i, 0.4 * i + 0.3, x, 5.0, 0.0) for i, x in enumerate(xs))
+    x = GEO.x
+    pawns = (("E2", "L"), ("E5", "L"))
+    # through the shape in use the touches fall at E5 → E7; through one nearly as likely, at E2 → E4
+    near_e5 = at(x["E5"] + 3.0, x["E7"] - 2.0)
+    near_e2 = at(x["E2"] - 2.0, x["E4"] + 3.0)
+    alone = _advance_by_two(pawns, near_e5)
+    assert alone[("E5", "E7")] > 0.999
+    mixed = _advance_by_two(pawns, near_e5, other_touches=((-1.0, near_e2, None),))
+    # the mixture weighs each way as its shape's score says: e^-1 against 1
+    assert mixed[("E5", "E7")] == pytest.approx(1 / (1 + math.exp(-1.0)), abs=0.02)
+    assert mixed[("E2", "E4")] == pytest.approx(math.exp(-1.0) / (1 + math.exp(-1.0)), abs=0.02)
+    # an unlikely other shape changes next to nothing
+    faint = _advance_by_two(pawns, near_e5, other_touches=((-12.0, near_e2, None),))
+    assert faint[("E5", "E7")] > 0.999

@@ -245,3 +245,28 @@ def test_the_force_a_cell_was_given_is_worked_back_from_its_readings(taps):
     assert all(abs(v - f) < 4.0 for (_, v), f in list(zip(back, given))[:-4])
     assert all(abs(v - 30.0) < 3.5 for _, v in back[13:16])
     assert sharpened([], taps) == [] and sharpened([(0.0, 5.0)], (1.0,)) == [(0.0, 5.0)]
+
+
+def test_shapes_nearly_as_likely_are_offered_as_other_ways_the_touches_fell():
+    st = Settling()
+    # before anything is learned every shape is as likely: the two most unlike the nominal one in timing that
+    # a 10 SPS cell could tell apart
+    ten = st.alternatives(0.1)
+    assert len(ten) == Settling.ALTERNATIVES and all(lw == 0.0 for lw, _ in ten)
+    assert all(taps != st.taps for _, taps in ten)
+    # at 80 SPS only shapes that bring a step in more than ALTERNATIVE_S apart from it count: not one a few
+    # hundredths of each tap away
+    def apart(a, b):
+        n = max(len(a), len(b))
+        a, b = list(a) + [0.0] * (n - len(a)), list(b) + [0.0] * (n - len(b))
+        return sum(abs(sum(a[:m + 1]) - sum(b[:m + 1])) for m in range(n))
+    eighty = st.alternatives(0.0125)
+    assert eighty and all(apart(taps, st.taps) * 0.0125 > Settling.ALTERNATIVE_S for _, taps in eighty)
+    close = FAMILY[12]
+    assert apart(close, st.taps) * 0.0125 < Settling.ALTERNATIVE_S < apart(close, st.taps) * 0.1
+    assert close not in [taps for _, taps in eighty]
+    # once one shape is clearly the table's, there are none
+    nowhere = [[_touch(None, math.inf)] for _ in FAMILY]
+    for _ in range(6):
+        st.learn([50.0], nowhere, [(1e-6 if k == 11 else 1e-5, 100) for k in range(len(FAMILY))])
+    assert st.taps == FAMILY[11] and st.alternatives(0.1) == []

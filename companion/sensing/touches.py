@@ -31,6 +31,11 @@ NEAR_S = 0.5                # a pause's own touches are this close either side o
 DIP_SHARE = 0.15            # a pause blurred by the cells' settling still falls this near the weight before
                             # (a share of the touches' height above it)
 MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samples to say anything
+# a check that can only place a touch within more than a holder's pitch either way cannot catch the other way gone
+# astray: each touch then is taken as no surer than this share of the check's σ (a 5-even-tap table's gesture was
+# placed 80 mm off at σ 13 mm, the check's σ 70 mm)
+WEAK_CHECK_MM = 25.0
+WEAK_CHECK_SHARE = 0.7
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -465,10 +470,21 @@ class HandSpread:
 def checked(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float = 9.0) -> list[Touch]:
     """`touches` located one way, checked against `check`, the same gesture's touches located another: where some
     touch's two places differ by more than √gate_z2 of their joint σ, the difference of every touch is added to
-    the covariance (one of the two ways has gone astray, and which one the gesture cannot say)."""
+    the covariance (one of the two ways has gone astray, and which one the gesture cannot say). A touch whose check
+    is weak (σ over WEAK_CHECK_MM) is no surer than WEAK_CHECK_SHARE of the check's σ."""
     touches = list(touches)
     if len(touches) != len(check):
         return touches
+    # (a check that placed nothing at all is no check: the stretches were too short for it, which is what the
+    # first way is for)
+    f = [max(1.0, WEAK_CHECK_SHARE * b.sigma / a.sigma)
+         if a.x is not None and a.sigma > 0 and b.x is not None and WEAK_CHECK_MM < b.sigma < math.inf else 1.0
+         for a, b in zip(touches, check)]
+    if any(v > 1.0 for v in f):
+        touches = [a if a.x is None else
+                   Touch(a.start, a.end, a.x, a.sigma * f[i], a.lifted,
+                         tuple(c * f[i] * f[j] for j, c in enumerate(a.cov)) if len(a.cov) == len(touches) else ())
+                   for i, a in enumerate(touches)]
     d = [a.x - b.x if a.x is not None and b.x is not None else 0.0 for a, b in zip(touches, check)]
     z2 = max((di * di / (a.sigma ** 2 + b.sigma ** 2) for di, a, b in zip(d, touches, check)
               if a.x is not None and b.x is not None), default=0.0)

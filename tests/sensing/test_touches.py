@@ -188,3 +188,25 @@ def test_touches_that_two_ways_place_apart_lose_their_certainty():
     assert abs(loglik(far, [-57.0, 76.0], jitter_mm=6.0) - loglik(far, [-76.0, 57.0], jitter_mm=6.0)) < 1.0
     # a miscount or a touch placed nowhere is left as it is
     assert checked(at([-60.0], 4.0), at([-110.0, 20.0], 5.0))[0].sigma == 4.0
+
+
+def test_touches_a_weak_check_cannot_vouch_for_are_taken_as_less_sure():
+    from companion.sensing.touches import WEAK_CHECK_MM, WEAK_CHECK_SHARE
+
+    def at(xs, sigmas):
+        return [Touch(0.0, 1.0, x, s, 0.0, tuple(s * s if i == j else 0.0 for j in range(len(xs))))
+                for i, (x, s) in enumerate(zip(xs, sigmas))]
+    # the other way could place the first touch only within 70 mm: it agrees, but could not have disagreed
+    weak = checked(at([33.0, 6.0], [13.0, 6.0]), at([88.0, 12.0], [70.0, 20.0]))
+    assert [t.x for t in weak] == [33.0, 6.0]
+    assert weak[0].sigma == pytest.approx(WEAK_CHECK_SHARE * 70.0) and weak[1].sigma == 6.0
+    assert weak[0].cov[0] == pytest.approx(weak[0].sigma ** 2) and weak[0].cov[1] == 0.0
+    # so a holder 80 mm from the first touch is no longer ruled out (as it was by the touches alone)
+    def odds(touches):
+        return loglik(touches, [114.0, 6.0], jitter_mm=6.0) - loglik(touches, [33.0, 6.0], jitter_mm=6.0)
+    assert odds(at([33.0, 6.0], [13.0, 6.0])) < -7.0 and odds(weak) > -2.0
+    # a check within WEAK_CHECK_MM, or one that placed nothing (too short a swing for it), leaves them as they were
+    firm = checked(at([33.0, 6.0], [13.0, 6.0]), at([40.0, 10.0], [WEAK_CHECK_MM - 1.0, 20.0]))
+    assert [t.sigma for t in firm] == [13.0, 6.0]
+    blind = checked(at([33.0, 6.0], [13.0, 6.0]), [Touch(0.0, 1.0, None, math.inf, 0.0)] * 2)
+    assert [t.sigma for t in blind] == [13.0, 6.0]

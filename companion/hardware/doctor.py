@@ -286,8 +286,9 @@ class Doctor:
 
             panel.on_press(arrived)
             panel.on_hold(arrived)
-            self.say(f"buttons — press each button now ({wait_s:g} s): {', '.join(usable)}")
+            # listening before asking: a press the moment the prompt shows must not be missed
             panel.start()
+            self.say(f"buttons — press each button now ({wait_s:g} s): {', '.join(usable)}")
             all_seen.wait(wait_s)
             down = set(panel.down_since_open())
         finally:

@@ -91,13 +91,17 @@ def bench(fake_gpio, pins):
     return {"gpio": fake_gpio, "i2c": net, "pins": pins}
 
 
-def press_buttons_when_asked(screen: Screen, pins, names_pins):
+def press_buttons_when_asked(screen: Screen, pins, buttons):
+    """Press each (name, pin) once the doctor asks, holding it until the doctor has seen it (a fixed press
+    length would race the panel's poll thread on a loaded machine), or for at most 5 s."""
     def press():
         if not screen.seen.wait(10):
             return
-        for pin in names_pins:
+        for name, pin in buttons:
             pins.pin(pin).drive_low()
-            time.sleep(0.08)
+            deadline = time.monotonic() + 5.0
+            while f"✓ {name}\n" not in screen.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.01)
             pins.pin(pin).drive_high()
             time.sleep(0.05)
 
@@ -108,10 +112,10 @@ def press_buttons_when_asked(screen: Screen, pins, names_pins):
 
 def test_a_healthy_table_passes_and_shows_what_was_found(tmp_path, bench):
     screen = Screen()
-    presser = press_buttons_when_asked(screen, bench["pins"], [17, 23])
+    presser = press_buttons_when_asked(screen, bench["pins"], [("roll", 17), ("undo", 23)])
     doc = Doctor(screen, pin_factory=bench["pins"], smbus_factory=bench["i2c"].factory)
     code = doc.run(config(tmp_path, FULL), seconds=0.3, button_seconds=5)
-    presser.join(5)
+    presser.join(15)
     out = screen.getvalue()
     assert code == 0, out
     assert "✓ config: 2 load cells, accelerometer (mpu6050), tilt switch, 2 buttons, 3 indicator outputs" in out

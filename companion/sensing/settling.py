@@ -29,6 +29,7 @@ Pure functions of plain data and one small learning class; the follower feeds it
 from __future__ import annotations
 
 import math
+from itertools import accumulate
 from typing import Sequence
 
 from companion.sensing.touches import MODEL_INFLATION, HandSpread, Touch, locate_each
@@ -221,9 +222,9 @@ class Settling:
         return self.index != before
 
     def _refresh(self) -> None:
-        self.index = self._choose()
-        self._timing = self._spread_of_lateness()
         sc = self.scores()
+        self.index = self._choose(sc)
+        self._timing = self._spread_of_lateness(sc)
         top = max(sc)
         others = sorted((k for k in range(len(FAMILY)) if k != self.index and sc[k] >= top - self.ALTERNATIVE_NATS),
                         key=lambda k: -sc[k])
@@ -233,10 +234,10 @@ class Settling:
         """The other shapes still about as likely as the one in use (at most ALTERNATIVES, within ALTERNATIVE_NATS
         of the best) that bring a step in more than ALTERNATIVE_S apart from it, for cells sampling every `dt` s:
         (log of how much likelier than the one in use, taps)."""
-        mine = _steps(self.taps)
+        mine = list(accumulate(self.taps))
         out = []
         for lw, taps in self._alternatives:
-            theirs = _steps(taps)
+            theirs = list(accumulate(taps))
             n = max(len(mine), len(theirs))
             apart = sum(abs((mine[m] if m < len(mine) else 1.0) - (theirs[m] if m < len(theirs) else 1.0))
                         for m in range(n)) * dt
@@ -252,8 +253,7 @@ class Settling:
         TIMING_FLOOR."""
         return self._timing
 
-    def _spread_of_lateness(self) -> float:
-        sc = self.scores()
+    def _spread_of_lateness(self, sc: Sequence[float]) -> float:
         top = max(sc)
         p = [math.exp(v - top) for v in sc]
         total = sum(p)
@@ -277,21 +277,11 @@ class Settling:
         total -= lost * (0.5 * self.MISS_Z2 + 0.5 * math.log(HandSpread.HIGH_MM ** 2 + spread * spread))
         return total
 
-    def _choose(self) -> int:
+    def _choose(self, sc: Sequence[float]) -> int:
         if len(self.rows) < self.MIN_ROWS and len(self.fits) < self.MIN_FITS:
             return 0
-        sc = self.scores()
         best = max(range(len(FAMILY)), key=lambda k: sc[k])
         return best if sc[best] > sc[0] + self.MARGIN else 0
-
-
-def _steps(taps: Sequence[float]) -> list[float]:
-    """How much of a step each sample after it has brought (the taps' running sum)."""
-    out, total = [], 0.0
-    for w in taps:
-        total += w
-        out.append(total)
-    return out
 
 
 def _gain_spread(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float]:

@@ -58,34 +58,24 @@ def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone()
     assert again.settling.fits == [] and again.settling.rows == f.settling.rows
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("not a list", "settling must be a list"),
-    ([[50.0, [None]]], "one per shape"),
-    ([[50.0, [[1.0, 2.0, 3.0]] * len(FAMILY)]], "one per shape"),
-    ([[math.nan, [None] * len(FAMILY)]], "settling.0.x must be a number"),
-    ([[50.0, [[1e9, 1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.x must be a number"),
-    ([[50.0, [[10.0, -1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.s must be a number"),
-    ([[50.0, [None] * len(FAMILY)]] * (Settling.KEEP + 1), "at most 40"),
+@pytest.mark.parametrize("key, bad, says", [
+    ("settling", "not a list", "settling must be a list"),
+    ("settling", [[50.0, [None]]], "one per shape"),
+    ("settling", [[50.0, [[1.0, 2.0, 3.0]] * len(FAMILY)]], "one per shape"),
+    ("settling", [[math.nan, [None] * len(FAMILY)]], "settling.0.x must be a number"),
+    ("settling", [[50.0, [[1e9, 1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.x must be a number"),
+    ("settling", [[50.0, [[10.0, -1.0]] + [None] * (len(FAMILY) - 1)]], "settling.0.s must be a number"),
+    ("settling", [[50.0, [None] * len(FAMILY)]] * (Settling.KEEP + 1), "at most 40"),
+    ("settling_fits", {"a": 1}, "settling_fits must be a list"),
+    ("settling_fits", [[0.0] * (len(FAMILY) - 1)], "one log-likelihood per shape"),
+    ("settling_fits", [[0.0] * len(FAMILY)] * (Settling.KEEP + 1), "at most 40"),
+    ("settling_fits", [[0.5] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number from -8 to 0"),
+    ("settling_fits", [[-1e6] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
+    ("settling_fits", [["x"] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
 ])
-def test_a_bad_settling_memory_is_refused_by_name(bad, says):
+def test_a_bad_settling_memory_is_refused_by_name(key, bad, says):
     sc, f = _follower_with_settling()
     memory = memory_of(f)
-    memory["settling"] = bad
-    with pytest.raises(ValueError, match=says):
-        resume(MODEL, sc.calibration(), memory)
-
-
-@pytest.mark.parametrize("bad, says", [
-    ({"a": 1}, "settling_fits must be a list"),
-    ([[0.0] * (len(FAMILY) - 1)], "one log-likelihood per shape"),
-    ([[0.0] * len(FAMILY)] * (Settling.KEEP + 1), "at most 40"),
-    ([[0.5] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number from -8 to 0"),
-    ([[-1e6] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
-    ([["x"] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
-])
-def test_a_bad_settling_fits_memory_is_refused_by_name(bad, says):
-    sc, f = _follower_with_settling()
-    memory = memory_of(f)
-    memory["settling_fits"] = bad
+    memory[key] = bad
     with pytest.raises(ValueError, match=says):
         resume(MODEL, sc.calibration(), memory)

@@ -314,6 +314,8 @@
   /* Board tracking: a printed territory the map data lacks (added once), and how the table reads Achieving Empire. */
   function mapPanel(view, send) {
     var box = h("details", { "class": "bp-panel", open: mapOpen }, h("summary", {}, "Add a territory, or how empires are judged"));
+    // (the toggle event comes a task later: a redraw before it, from a choice made at once or a live update, would shut the box)
+    box.firstChild.addEventListener("click", function () { mapOpen = !box.open; });
     box.addEventListener("toggle", function () { mapOpen = box.open; });
     var name = keep(h("input", { name: "new_territory", "class": "bp-text", autocomplete: "off", maxlength: 40 }));
     var empire = h("select", { name: "new_territory_empire", "class": "bp-select" }, [h("option", { value: "" }, "none (outside the six empires)")]

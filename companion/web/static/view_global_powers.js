@@ -484,6 +484,8 @@
     var who = names(view).indexOf(correcting) >= 0 ? correcting : names(view)[0];
     var p = playerOf(view, who);
     var box = h("details", { "class": "gp-panel", open: correctingOpen }, h("summary", {}, "Correct a party (politicians and cards)"));
+    // (the toggle event comes a task later: a redraw before it, from a choice made at once or a live update, would shut the box)
+    box.firstChild.addEventListener("click", function () { correctingOpen = !box.open; });
     box.addEventListener("toggle", function () { correctingOpen = box.open; });
     var pick = select("party", names(view), who);
     pick.onchange = function () { correcting = pick.value; rerender(); };

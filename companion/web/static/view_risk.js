@@ -400,6 +400,8 @@
     sides.push({ name: "neutral", data: view.neutral });
     var box = h("details", { "class": "rk-panel rk-counts", open: countsOpen }, h("summary", {}, "Enter or correct counts, owners and airfields"));
     // Each saved entry redraws the page: the box stays open for the next one.
+    // (the toggle event comes a task later: a redraw before it, from a choice made at once or a live update, would shut the box)
+    box.firstChild.addEventListener("click", function () { countsOpen = !box.open; });
     box.addEventListener("toggle", function () { countsOpen = box.open; });
     sides.forEach(function (side) {
       var form = h("form", { "class": "rk-row", "data-side": side.name, onsubmit: function (ev) { ev.preventDefault(); } });

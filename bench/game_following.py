@@ -24,7 +24,7 @@ accelerometer.
 Each session's arm and hands are those of bench/sensing_accuracy.py for the same seed: drawn at
 random over what real tables have (swing 0.6-2 Hz empty and slowing as the arm fills, damping
 ratio 0.05-0.3, like pawns differing by σ 0.05-0.12 g; hands of 20-150 gf for 0.4-1.2 s, a
-finger's width either side of the holder, a move's two touches 0.2-0.6 s apart), each arm
+up to 3-12 mm (drawn per table) either side of the holder, a move's two touches 0.2-0.6 s apart), each arm
 calibrated as `companion calibrate` would. --arms ours: the daemon's own simulated arm.
 """
 
@@ -171,7 +171,7 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
     s.wrong_cases = [f"seed {seed} ({players}p): {c}" for c in s.wrong_cases]
     s.asked_cases = [f"{level} seed {seed} ({players}p): {c}" for c in s.asked_cases]
     info = {"seed": seed, "players": players, "made_s": made_s,
-            "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3))}
+            "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3)), "hands_mm": hands.x_jitter_mm}
     return level, s, info
 
 
@@ -226,11 +226,13 @@ def main(argv: list[str] | None = None) -> int:
         part, info = min(mine, key=lambda e: (e[0].from_sensors_pct or 0, -e[0].wrong))
         worst.append((level, part, info))
     print("\nworst session per level (fewest turns from the sensors alone):\n")
-    print("| level | seed | players | arm (Hz, ζ) | from the sensors | asked | wrong | missed | tips judged |")
-    print("|" + "---|" * 9)
+    print("| level | seed | players | arm (Hz, ζ) | hands (± mm) | from the sensors | asked | wrong | missed "
+          "| tips judged |")
+    print("|" + "---|" * 10)
     for level, s, info in worst:
         arm = f"{info['arm'][0]}, {info['arm'][1]}"
-        print(f"| {level} | {info['seed']} | {info['players']} | {arm} | {fmt(s.from_sensors_pct, '.1f')} % "
+        print(f"| {level} | {info['seed']} | {info['players']} | {arm} | {info['hands_mm']:.0f} "
+              f"| {fmt(s.from_sensors_pct, '.1f')} % "
               f"| {s.asked} | {s.wrong} | {s.missed} | {s.tips_right} of {s.tips} |")
     same = total.same_bytes
     print(f"\nreplays from the files that printed the bytes the players watched: {same} of {total.sessions}")

@@ -11,10 +11,10 @@ and bit errors, offset drift of up to 3-5 counts/s per cell plus a random walk,
 cells sharing the load unequally (±20 %), four-sample settling).
 
 Each session's arm and hands are drawn at random over what real tables have
-(`ArmStyle.drawn`, `HandStyle.players`): the empty arm swinging at 0.6-2 Hz with a
+(`ArmStyle.drawn`, `HandStyle.drawn`): the empty arm swinging at 0.6-2 Hz with a
 damping ratio of 0.05-0.3, both falling as the arm fills (each pawn adds m·x² to
 its moment of inertia), like pawns differing by σ 0.05-0.12 g; hands pressing with
-20-150 gf for 0.4-1.2 s, up to 8 mm either side of the holder, often pinning the
+20-150 gf for 0.4-1.2 s, up to 3-12 mm (drawn per table) either side of the holder, often pinning the
 arm to the board, a move's two touches 0.2-0.6 s apart, the next action 3-5 s
 after the last; each arm calibrated as `companion calibrate` would (its swing a
 prior only). --arms ours: the daemon's own simulated arm and the old hands (5-60 g
@@ -69,7 +69,8 @@ HEADROOM_GOAL = 50.0
 def session_arm(seed: int, arms: str) -> tuple[ArmStyle, HandStyle, tuple[float, float]]:
     """The arm, the hands and the pause between actions of one session: drawn, or the daemon's own simulation."""
     if arms == "random":
-        return ArmStyle.drawn(random.Random(seed * 31 + 7)), HandStyle.players(), (3.0, 5.0)
+        rng = random.Random(seed * 31 + 7)
+        return ArmStyle.drawn(rng), HandStyle.drawn(rng), (3.0, 5.0)
     return ArmStyle(), HandStyle(lift_gap_s=(0.05, 0.35)), (3.3, 6.0)
 
 
@@ -263,9 +264,10 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
         for name, fn in originals.items():
             setattr(*owner(name), timed(name, fn))
         for k in range(arms):
-            arm = ArmStyle.drawn(random.Random(seed * 31 + k))
+            rng = random.Random(seed * 31 + k)
+            arm, hands = ArmStyle.drawn(rng), HandStyle.drawn(rng)
             cells = with_profile("noisy-80sps", settle_fir=drawn_settling(random.Random(seed * 977 + k)))
-            script = random_session(model, seconds, profile=cells, seed=seed + k, arm=arm, hands=HandStyle.players())
+            script = random_session(model, seconds, profile=cells, seed=seed + k, arm=arm, hands=hands)
             t0 = time.perf_counter()
             follow(model, script, standalone=False)
             elapsed = time.perf_counter() - t0

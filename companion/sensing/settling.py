@@ -171,6 +171,11 @@ class Settling:
     # (the two of that table were 10 ms apart; at 80 SPS most of the family is within 4 ms of each other, and the
     # force worked back through either is the same to well under a touch's σ)
     ALTERNATIVE_S = 0.004
+    # as such ways, shapes are weighed by their scores tempered by this much: the scores count every move as
+    # independent and the family only nearly holds the cells' own settling, so two shapes can end 10 nats apart
+    # over 40 moves while a gesture placed through each lands 40 mm apart (at 1, one such table applied a wrong
+    # move; at 3, it was still 0.9936 sure of it)
+    TEMPER = 4.0
 
     def __init__(self, rows: Sequence[tuple[float, Sequence]] = (), fits: Sequence[Sequence[float]] = ()):
         self.rows: list[tuple[float, tuple]] = []
@@ -226,14 +231,15 @@ class Settling:
         self.index = self._choose(sc)
         self._timing = self._spread_of_lateness(sc)
         top = max(sc)
-        others = sorted((k for k in range(len(FAMILY)) if k != self.index and sc[k] >= top - self.ALTERNATIVE_NATS),
-                        key=lambda k: -sc[k])
-        self._alternatives = [(sc[k] - sc[self.index], FAMILY[k]) for k in others]
+        t = self.TEMPER
+        others = sorted((k for k in range(len(FAMILY))
+                         if k != self.index and sc[k] >= top - t * self.ALTERNATIVE_NATS), key=lambda k: -sc[k])
+        self._alternatives = [((sc[k] - sc[self.index]) / t, FAMILY[k]) for k in others]
 
     def alternatives(self, dt: float) -> list[tuple[float, tuple[float, ...]]]:
         """The other shapes still about as likely as the one in use (at most ALTERNATIVES, within ALTERNATIVE_NATS
-        of the best) that bring a step in more than ALTERNATIVE_S apart from it, for cells sampling every `dt` s:
-        (log of how much likelier than the one in use, taps)."""
+        of the best once tempered) that bring a step in more than ALTERNATIVE_S apart from it, for cells sampling
+        every `dt` s: (log of how much likelier than the one in use, tempered; taps)."""
         mine = list(accumulate(self.taps))
         out = []
         for lw, taps in self._alternatives:

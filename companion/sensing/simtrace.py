@@ -375,6 +375,12 @@ class HandStyle:
         return cls(duration_s=(0.4, 1.2), force_g=(20.0, 150.0), lift_gap_s=(0.2, 0.6), gap_share=1.0,
                    x_jitter_mm=8.0, change_at=(0.3, 0.7))
 
+    @classmethod
+    def drawn(cls, rng: random.Random) -> "HandStyle":
+        """Real players at one table: as `players`, but how far from the holder their fingers land (3-12 mm either
+        side: anywhere on the pawn they handle, or just beside it; holders are 19 mm apart) drawn per table."""
+        return replace(cls.players(), x_jitter_mm=rng.uniform(3.0, 12.0))
+
 
 class TableScript:
     """A scripted session on the simulated table, recorded as trace rows plus ground truth."""

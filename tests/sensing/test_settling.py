@@ -270,3 +270,22 @@ def test_shapes_nearly_as_likely_are_offered_as_other_ways_the_touches_fell():
     for _ in range(6):
         st.learn([50.0], nowhere, [(1e-6 if k == 11 else 1e-5, 100) for k in range(len(FAMILY))])
     assert st.taps == FAMILY[11] and st.alternatives(0.1) == []
+
+
+def test_a_shape_well_behind_is_still_a_way_the_touches_fell_at_its_tempered_weight():
+    # the scores count every move as independent evidence; two shapes 10 nats apart after five moves may both
+    # be near the cells' own settling, so the one behind is still offered, weighed at its gap over TEMPER
+    st = Settling()
+    nowhere = [[_touch(None, math.inf)] for _ in FAMILY]
+    fits = [(1e-6 if k == 11 else math.e * 1e-6 if k == 17 else 1e-5, 100) for k in range(len(FAMILY))]
+    for _ in range(5):
+        st.learn([50.0], nowhere, fits)
+    sc = st.scores()
+    assert st.taps == FAMILY[11]
+    assert sc[11] - sc[17] == pytest.approx(10.0, abs=0.05)
+    offered = st.alternatives(0.1)
+    assert [taps for _, taps in offered] == [FAMILY[17]]
+    assert offered[0][0] == pytest.approx(-10.0 / Settling.TEMPER, abs=0.02)
+    # the rest, 23 nats behind, are beyond any tempered window
+    assert all(sc[11] - sc[k] > Settling.TEMPER * Settling.ALTERNATIVE_NATS for k in range(len(FAMILY))
+               if k not in (11, 17))

@@ -1,13 +1,15 @@
 """The simulated load cells settle as the profile says, whatever the number of taps."""
 
 import itertools
+import random
+from dataclasses import replace
 
 import pytest
 
 from companion.clock import FakeClock
 from companion.games.balance_model import load_model
 from companion.hardware.simulated import SimulatedTable
-from companion.sensing.simtrace import SensorSim, with_profile
+from companion.sensing.simtrace import HandStyle, SensorSim, TableScript, with_profile
 
 
 @pytest.mark.parametrize("taps", [(1.0,), (0.6, 0.4), (0.5, 0.3, 0.2), (0.4, 0.3, 0.2, 0.1),
@@ -29,3 +31,21 @@ def test_a_step_in_weight_is_read_over_the_settling_taps(taps):
     expected = list(itertools.accumulate(taps))
     assert reached == pytest.approx(expected, abs=2e-3)
     assert all(v == after[-1] for v in after[len(taps):])
+
+
+def test_each_table_s_hands_land_within_their_own_drawn_spread_of_the_holder():
+    model = load_model("A")
+    drawn = [HandStyle.drawn(random.Random(k)) for k in range(40)]
+    spreads = [h.x_jitter_mm for h in drawn]
+    assert all(3.0 <= s <= 12.0 for s in spreads) and max(spreads) - min(spreads) > 6.0
+    # everything else is the players' hands as the benchmarks have always drawn them
+    assert all(replace(h, x_jitter_mm=0.0) == replace(HandStyle.players(), x_jitter_mm=0.0) for h in drawn)
+    for hands in (min(drawn, key=lambda h: h.x_jitter_mm), max(drawn, key=lambda h: h.x_jitter_mm)):
+        script = TableScript(model, "quiet-10sps", seed=5, hands=hands)
+        misses = []
+        for holder in ("E3", "W5", "E6", "W1") * 5:
+            action = script.place(holder, "L")
+            misses.append(action.touch_x[0] - model.by_id[holder].x_mm)
+            script.wait(3.0)
+        assert max(abs(m) for m in misses) <= hands.x_jitter_mm
+        assert max(abs(m) for m in misses) > 0.5 * hands.x_jitter_mm

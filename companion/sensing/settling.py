@@ -100,6 +100,13 @@ def as_read(samples: Sequence[tuple[float, float]], taps: Sequence[float], dt: f
 REACH_TAIL = 0.2
 
 
+def apart(a: Sequence[float], b: Sequence[float]) -> float:
+    """How far apart (in samples) two shapes bring a step in: the summed difference of their step responses."""
+    sa, sb = list(accumulate(a)), list(accumulate(b))
+    return sum(abs((sa[m] if m < len(sa) else 1.0) - (sb[m] if m < len(sb) else 1.0))
+               for m in range(max(len(sa), len(sb))))
+
+
 def reach(taps: Sequence[float], dt: float) -> float:
     """How far before a reading (s) its taps reach with more than REACH_TAIL of their weight."""
     tail = 0.0
@@ -171,11 +178,14 @@ class Settling:
     # (the two of that table were 10 ms apart; at 80 SPS most of the family is within 4 ms of each other, and the
     # force worked back through either is the same to well under a touch's σ)
     ALTERNATIVE_S = 0.004
-    # as such ways, shapes are weighed by their scores tempered by this much: the scores count every move as
-    # independent and the family only nearly holds the cells' own settling, so two shapes can end 10 nats apart
-    # over 40 moves while a gesture placed through each lands 40 mm apart (at 1, one such table applied a wrong
-    # move; at 3, it was still 0.9936 sure of it)
+    # as such ways, the neighbours of the shape in use (their steps within NEIGHBOURS samples of its own: the
+    # family's spacing) are weighed by their scores tempered by TEMPER. The scores count every move as independent,
+    # and the cells' own settling may lie between two neighbours, so they can end 10 nats apart over 40 moves while
+    # a gesture placed through each lands 40 mm apart (at 1, one such table applied a wrong move; at 3, it was
+    # still 0.9936 sure of it). A shape farther off has lost for real: tempered too, at 80 SPS every gesture was
+    # placed two or three times over, for nothing, at a fifth of the replay's speed
     TEMPER = 4.0
+    NEIGHBOURS = 0.3
 
     def __init__(self, rows: Sequence[tuple[float, Sequence]] = (), fits: Sequence[Sequence[float]] = ()):
         self.rows: list[tuple[float, tuple]] = []
@@ -231,23 +241,24 @@ class Settling:
         self.index = self._choose(sc)
         self._timing = self._spread_of_lateness(sc)
         top = max(sc)
-        t = self.TEMPER
-        others = sorted((k for k in range(len(FAMILY))
-                         if k != self.index and sc[k] >= top - t * self.ALTERNATIVE_NATS), key=lambda k: -sc[k])
-        self._alternatives = [((sc[k] - sc[self.index]) / t, FAMILY[k]) for k in others]
+        mine = self.taps
+        others = []
+        for k in range(len(FAMILY)):
+            if k == self.index:
+                continue
+            t = self.TEMPER if apart(FAMILY[k], mine) <= self.NEIGHBOURS else 1.0
+            if (sc[k] - top) / t >= -self.ALTERNATIVE_NATS:
+                others.append(((sc[k] - sc[self.index]) / t, FAMILY[k]))
+        self._alternatives = sorted(others, key=lambda e: -e[0])
 
     def alternatives(self, dt: float) -> list[tuple[float, tuple[float, ...]]]:
         """The other shapes still about as likely as the one in use (at most ALTERNATIVES, within ALTERNATIVE_NATS
-        of the best once tempered) that bring a step in more than ALTERNATIVE_S apart from it, for cells sampling
-        every `dt` s: (log of how much likelier than the one in use, tempered; taps)."""
-        mine = list(accumulate(self.taps))
+        of the best, a neighbour's score tempered) that bring a step in more than ALTERNATIVE_S apart from it, for
+        cells sampling every `dt` s: (log of how much likelier than the one in use, tempered for a neighbour;
+        taps)."""
         out = []
         for lw, taps in self._alternatives:
-            theirs = list(accumulate(taps))
-            n = max(len(mine), len(theirs))
-            apart = sum(abs((mine[m] if m < len(mine) else 1.0) - (theirs[m] if m < len(theirs) else 1.0))
-                        for m in range(n)) * dt
-            if apart > self.ALTERNATIVE_S:
+            if apart(taps, self.taps) * dt > self.ALTERNATIVE_S:
                 out.append((lw, taps))
                 if len(out) == self.ALTERNATIVES:
                     break

@@ -371,7 +371,8 @@ class HandStyle:
 
     @classmethod
     def players(cls) -> "HandStyle":
-        """Real players: 20-150 gf for 0.4-1.2 s anywhere on the holder; a move is two touches 0.2-0.6 s apart."""
+        """Real players: 20-150 gf for 0.4-1.2 s up to 8 mm either side of the holder; a move is two touches 0.2-0.6 s
+        apart."""
         return cls(duration_s=(0.4, 1.2), force_g=(20.0, 150.0), lift_gap_s=(0.2, 0.6), gap_share=1.0,
                    x_jitter_mm=8.0, change_at=(0.3, 0.7))
 

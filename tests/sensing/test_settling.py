@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from companion.sensing.settling import FAMILY, NOMINAL, Settling, as_read, delay, reach, sharpened
+from companion.sensing.settling import FAMILY, NOMINAL, Settling, apart, as_read, delay, reach, sharpened
 from companion.sensing.touches import HandSpread, Touch
 
 
@@ -256,10 +256,6 @@ def test_shapes_nearly_as_likely_are_offered_as_other_ways_the_touches_fell():
     assert all(taps != st.taps for _, taps in ten)
     # at 80 SPS only shapes that bring a step in more than ALTERNATIVE_S apart from it count: not one a few
     # hundredths of each tap away
-    def apart(a, b):
-        n = max(len(a), len(b))
-        a, b = list(a) + [0.0] * (n - len(a)), list(b) + [0.0] * (n - len(b))
-        return sum(abs(sum(a[:m + 1]) - sum(b[:m + 1])) for m in range(n))
     eighty = st.alternatives(0.0125)
     assert eighty and all(apart(taps, st.taps) * 0.0125 > Settling.ALTERNATIVE_S for _, taps in eighty)
     close = FAMILY[12]
@@ -272,20 +268,21 @@ def test_shapes_nearly_as_likely_are_offered_as_other_ways_the_touches_fell():
     assert st.taps == FAMILY[11] and st.alternatives(0.1) == []
 
 
-def test_a_shape_well_behind_is_still_a_way_the_touches_fell_at_its_tempered_weight():
-    # the scores count every move as independent evidence; two shapes 10 nats apart after five moves may both
-    # be near the cells' own settling, so the one behind is still offered, weighed at its gap over TEMPER
+def test_a_neighbouring_shape_well_behind_is_still_a_way_the_touches_fell_at_its_tempered_weight():
+    # the scores count every move as independent evidence; the cells' own settling may lie between two
+    # neighbouring shapes, so one 10 nats behind after five moves is still offered, weighed at its gap over
+    # TEMPER; a shape as far behind that is no neighbour has lost for real
+    near, far = FAMILY[17], FAMILY[11]
+    assert apart(near, NOMINAL) <= Settling.NEIGHBOURS < apart(far, NOMINAL)
     st = Settling()
     nowhere = [[_touch(None, math.inf)] for _ in FAMILY]
-    fits = [(1e-6 if k == 11 else math.e * 1e-6 if k == 17 else 1e-5, 100) for k in range(len(FAMILY))]
+    fits = [(1e-6 if taps == NOMINAL else math.e * 1e-6 if taps in (near, far) else 1e-5, 100) for taps in FAMILY]
     for _ in range(5):
         st.learn([50.0], nowhere, fits)
     sc = st.scores()
-    assert st.taps == FAMILY[11]
-    assert sc[11] - sc[17] == pytest.approx(10.0, abs=0.05)
+    assert st.taps == NOMINAL
+    assert sc[FAMILY.index(NOMINAL)] - sc[FAMILY.index(near)] == pytest.approx(10.0, abs=0.05)
+    assert sc[FAMILY.index(NOMINAL)] - sc[FAMILY.index(far)] == pytest.approx(10.0, abs=0.05)
     offered = st.alternatives(0.1)
-    assert [taps for _, taps in offered] == [FAMILY[17]]
+    assert [taps for _, taps in offered] == [near]
     assert offered[0][0] == pytest.approx(-10.0 / Settling.TEMPER, abs=0.02)
-    # the rest, 23 nats behind, are beyond any tempered window
-    assert all(sc[11] - sc[k] > Settling.TEMPER * Settling.ALTERNATIVE_NATS for k in range(len(FAMILY))
-               if k not in (11, 17))

@@ -183,7 +183,7 @@ class Settling:
     # and the cells' own settling may lie between two neighbours, so they can end 10 nats apart over 40 moves while
     # a gesture placed through each lands 40 mm apart (at 1, one such table applied a wrong move; at 3, it was
     # still 0.9936 sure of it). A shape farther off has lost for real: tempered too, at 80 SPS every gesture was
-    # placed two or three times over, for nothing, at a fifth of the replay's speed
+    # placed two or three times over, for no better reading, and the replay ran 11-20 % slower
     TEMPER = 4.0
     NEIGHBOURS = 0.3
 

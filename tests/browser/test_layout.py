@@ -149,3 +149,31 @@ def test_the_tip_and_the_end_of_the_game_are_in_view(browser, table, size):
         page.screenshot(path=str(ARTIFACTS / f"balance-duels-tipped-{size['width']}x{size['height']}.png"))
     finally:
         context.close()
+
+
+# the boxes of entries and corrections each game folds away (each keeps itself open through redraws): all open,
+# the page must still fit
+FOLDING = ["risk", "balance_of_power", "global_powers"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['width']}x{s['height']}")
+@pytest.mark.parametrize("game", FOLDING)
+def test_every_folded_box_fits_the_screen_open(browser, table, game, size):
+    context, page = game_page(browser, table, game, size)
+    try:
+        summaries = page.locator("#game details > summary")
+        n = summaries.count()
+        assert n > 0, "the game has no folded box"
+        for k in range(n):
+            summaries.nth(k).scroll_into_view_if_needed()
+            summaries.nth(k).click()
+            page.wait_for_function("k => document.querySelectorAll('#game details')[k].open", arg=k)
+        assert page.evaluate("[...document.querySelectorAll('#game details')].every(d => d.open)")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= size["width"], f"open, the boxes make the page {width} px wide on a {size['width']} px screen"
+        assert page.evaluate(SMALL_TEXT) == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.evaluate("k => document.querySelectorAll('#game details')[k].scrollIntoView()", n - 1)
+        page.screenshot(path=str(ARTIFACTS / f"{game.replace('_', '-')}-open-{size['width']}x{size['height']}.png"))
+    finally:
+        context.close()

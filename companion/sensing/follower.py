@@ -24,7 +24,8 @@ trace's sensor names — and decides physical events as the arm settles:
    A hand pressing the arm onto the board while placing is therefore not a tip.
 
 Slow drift of the zero is tracked only while the arm is settled and unchanged, so
-the live weight and the board check stay honest over a long game.
+the live weight and the board check stay honest over a long game; its rate, learned
+from the settled spells (drift.py), is taken off every weight change judged.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
+from companion.sensing.drift import MIN_SPELL_S, ZeroDrift, spell_slope
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
 from companion.sensing.inference import (Candidate, Measurement, Resolution, TrackedPawn, apply_candidate,
@@ -192,12 +194,15 @@ class ArmFollower:
         self._touch_cache: tuple[tuple[float, float], int, tuple] | None = None
         self.settling = Settling()         # how this table's load cells reach a step (settling.py)
         self.hands = HandSpread()          # where this table's touches are located, against the holders touched
+        self.drift = ZeroDrift()           # how fast the cells' summed zero drifts (drift.py)
+        self._drift_to = -math.inf         # the end of the last settled spell it learned from
         self._next_eval = -math.inf
         self.board_reported: int | None = None
         self._last_board: tuple[int, bool] = (0, False)
         # the baseline: the settled state before the change being watched
         self.w0 = 0.0
         self.var_w0 = 0.0
+        self.t_w0 = 0.0                    # the middle of the readings it was weighed from
         self.tau0 = 0.0
         self.var_tau0 = 0.0
         self.board0 = 0
@@ -212,7 +217,7 @@ class ArmFollower:
         self.changes: deque[Change] = deque(maxlen=REMEMBERED_CHANGES)
         self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
         self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
-        self._w_before_change = (0.0, 0.0)            # the weight before the last change decided
+        self._w_before_change = (0.0, 0.0, 0.0)       # the weight before the last change decided, var, when
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0
@@ -310,12 +315,12 @@ class ArmFollower:
         if made is None:
             return None
         fan, best = made
-        w1, var1 = self._window_weight(t, settled_from=self.t_off)
-        w_before, var_before = self._w_before_change
+        w1, var1, t1 = self._window_weight(t, settled_from=self.t_off)
+        dw, var_dw, drift = self._weight_change(self._w_before_change, (w1, var1, t1))
         m = replace(m0, tau1=self.kappa * best.rest, var_tau1=(self.kappa * best.rest_sigma) ** 2, fan=fan,
                     swing=self._predictor())
-        if var1 + var_before < m0.var_dw:
-            m = replace(m, dw=w1 - w_before, var_dw=var1 + var_before)
+        if var_dw < m0.var_dw:
+            m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)
 
     def confirm_move(self, move: Mapping[str, Any], change: Change | None = None) -> None:
@@ -391,6 +396,7 @@ class ArmFollower:
         """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling
         places its touches; the best-placing shape is used from then on."""
         self.hands.learn(touches_for(best, m), best.touch_x)
+        self._drift_from_move(best, m)
         g = m.gesture
         if g is None or not best.touch_x:
             return
@@ -402,6 +408,17 @@ class ArmFollower:
         fits: list = []
         located = g.locate_family(lifted_g=lifted, fits=fits)
         self.settling.learn(best.touch_x, located, fits)
+
+    def _drift_from_move(self, best: Candidate, m: Measurement) -> None:
+        """A move leaves the weight as it was, so all its windows' difference is the zero's drift over the time
+        between them: a look at the rate several times surer than a settled spell's (its two windows are seconds
+        apart), and one that also carries whatever else moves the zero across a gesture."""
+        shift, var_shift, span = m.drift
+        if best.kind != "move" or m.censored1 or span < MIN_SPELL_S:
+            return
+        var = m.var_dw - var_shift
+        if var > 0:
+            self.drift.look((m.dw + shift) / span, var / span ** 2)
 
     def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
         """Whether the move's changes leave every holder within its capacity."""
@@ -657,33 +674,60 @@ class ArmFollower:
         return 0, t - self.last_limit_t >= dwell
 
     # ------------------------------------------------------------------ baseline and evaluation
-    def _window_weight(self, before: float | None = None, *, settled_from: float | None = None) -> tuple[float, float]:
-        """Σ of the cells' window means (g) and its variance; `before` leaves out the newest signal,
-        `settled_from` the first samples after a step, which still carry the HX711's settling tail."""
+    def _window_weight(self, before: float | None = None, *,
+                       settled_from: float | None = None) -> tuple[float, float, float]:
+        """Σ of the cells' window means (g), its variance, and the middle of the readings' times; `before` leaves
+        out the newest signal, `settled_from` the first samples after a step, which still carry the HX711's
+        settling tail."""
         w = var = 0.0
-        tail = max(self.s.settle_samples, len(self.settling.taps)) - 1
+        times: list[float] = []
+        tail = self._settle_tail()
         end = math.inf if before is None else before
         for c in self._cell_list:
             if settled_from is not None:
                 start = settled_from + tail * c.dt
-                vals = [g for tt, g in c.win if start <= tt < end]
+                vals = [e for e in c.win if start <= e[0] < end]
                 if len(vals) < 3:
-                    vals = [g for tt, g in c.win if tt < end][-3:]
+                    vals = [e for e in c.win if e[0] < end][-3:]
             else:
-                vals = [g for tt, g in c.win if tt < end]
+                vals = [e for e in c.win if e[0] < end]
             if len(vals) < 2:
-                vals = [g for _, g in c.win]
+                vals = list(c.win)
             if not vals:
-                if c.latest is None:
+                if c.latest is None or c.last_t is None:
                     continue
-                vals = [c.latest]
-            w += sum(vals) / len(vals)
+                vals = [(c.last_t, c.latest)]
+            w += sum(g for _, g in vals) / len(vals)
             var += c.sigma_g() ** 2 / len(vals)
-        return w, var
+            times.append(sum(tt for tt, _ in vals) / len(vals))
+        return w, var, (sum(times) / len(times) if times else self.t)
+
+    def _settle_tail(self) -> int:
+        return max(self.s.settle_samples, len(self.settling.taps)) - 1
+
+    def _weight_change(self, before: tuple[float, float, float],
+                       after: tuple[float, float, float]) -> tuple[float, float, tuple[float, float, float]]:
+        """The weight change between two windows (w, var, t), with the zero's drift between them taken off, its
+        variance, and (the drift, its variance, the time between the windows)."""
+        shift, var_shift = self.drift.between(before[2], after[2])
+        return (after[0] - before[0] - shift, after[1] + before[1] + var_shift,
+                (shift, var_shift, after[2] - before[2]))
+
+    def _learn_drift(self, cut: float) -> None:
+        """The settled spell that ends at `cut` (from the hands leaving, less the cells' settling): a look at the
+        zero's drift rate. Each spell counts once, however often the hands came and went in a blink."""
+        tail = self._settle_tail()
+        dt = max((c.dt for c in self._cell_list), default=0.0)
+        start = max(self.t_off + tail * dt, self._drift_to)
+        self._drift_to = max(self._drift_to, cut)
+        found = spell_slope(((c.trace, c.sigma_g()) for c in self._cell_list), start, cut)
+        if found is not None:
+            self.drift.look(*found)
 
     def _freeze_baseline(self, ts: float) -> None:
         cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
-        self.w0, self.var_w0 = self._window_weight(cut)
+        self._learn_drift(cut)
+        self.w0, self.var_w0, self.t_w0 = self._window_weight(cut)
         if self._weigh_pending is not None:
             self._reweigh(*self._weigh_pending)
         # where the arm rested before the hand came: by the time a slow load cell notices a hand, it may
@@ -702,13 +746,13 @@ class ArmFollower:
                 if any(b.via is not None for b in self.beliefs):
                     # each account judged at its own swing, over the whole settled spell
                     long = self._fan(ts, ss, loads=[inertia_of(self.geo, b.pawns) for b in self.beliefs])
-                self._reweigh_beliefs(self.tau0, self.var_tau0, self.w0, self.var_w0, long)
+                self._reweigh_beliefs(self.tau0, self.var_tau0, long)
             elif self.tau_settled is not None:
                 self.tau0, self.var_tau0 = self.tau_settled, self.var_tau_settled
             else:
                 self.tau0, self.var_tau0 = self._no_angle()
 
-    def _reweigh_beliefs(self, tau: float, var_tau: float, w: float, var_w: float, long=None) -> None:
+    def _reweigh_beliefs(self, tau: float, var_tau: float, long=None) -> None:
         """The arm has rested since the last change: judge that change again with the whole settled spell
         (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left.
         `long` is (SwingFan, best fit) of that spell, across the accounts' own swings."""
@@ -723,9 +767,9 @@ class ArmFollower:
                                  fan=long[0], swing=self._predictor())
             elif var_tau < m.var_tau1:
                 better = replace(m, tau1=tau, var_tau1=var_tau, fan=None)
-            w_before, var_before = self._w_before_change
-            if var_w + var_before < m.var_dw:
-                better = replace(better, dw=w - w_before, var_dw=var_w + var_before)
+            dw, var_dw, drift = self._weight_change(self._w_before_change, (self.w0, self.var_w0, self.t_w0))
+            if var_dw < m.var_dw:
+                better = replace(better, dw=dw, var_dw=var_dw, drift=drift)
             load = inertia_of(self.geo, b.pawns) - b.via.d_inertia
             ll = log_likelihood(b.via, better, 0.0, load)[0]
             b.log_weight += ll - b.via_ll
@@ -739,16 +783,16 @@ class ArmFollower:
                 b.log_weight -= top
             self.beliefs = kept
 
-    def _reweigh(self, w_before: float, var_before: float, holder: str, size: str, first: float) -> None:
+    def _reweigh(self, before: tuple[float, float, float], holder: str, size: str, first: float) -> None:
         """Weigh the pawn placed last again, over the whole settled spell since (not just the moment of
         the decision): its mass is what tells it from its neighbours when it moves later."""
         self._weigh_pending = None
         nominal, sig = self.geo.mass[size], self.geo.mass_sigma[size]
-        var = self.var_w0 + var_before
+        dw, var, _ = self._weight_change(before, (self.w0, self.var_w0, self.t_w0))
         if sig <= 0 or var <= 0:
             return
         wm, wv = 1.0 / sig ** 2, 1.0 / var
-        mass = (nominal * wm + (self.w0 - w_before) * wv) / (wm + wv)
+        mass = (nominal * wm + dw * wv) / (wm + wv)
         sigma = math.sqrt(1.0 / (wm + wv))
         for b in self.beliefs:
             for i, p in enumerate(b.pawns):
@@ -785,7 +829,8 @@ class ArmFollower:
         elif ready and board != self.board_reported:
             self._report_board(t, board)
         # zero tracking: only a settled, unchanged arm, and only drift-sized differences
-        w, _ = self._window_weight()
+        # (every settled reading in the window: the running sums say it without a pass over them, ten times a second)
+        w = sum(c.wsum / len(c.win) if c.win else c.latest or 0.0 for c in self._cell_list)
         expected = sum(p.mass_g for p in self.pawns)
         r = w - expected - self.zero_w
         if abs(r) < self.s.zero_band_g:
@@ -817,7 +862,9 @@ class ArmFollower:
         if not ready and not final:
             return None, board
         fan = pred = None
-        w1, var1 = self._window_weight(t, settled_from=self.quiet_since)
+        after = self._window_weight(t, settled_from=self.quiet_since)
+        w1 = after[0]
+        dw, var_dw, drift = self._weight_change((self.w0, self.var_w0, self.t_w0), after)
         if board:
             tau1, var_tau1 = board * self.geo.tip_torque, 0.0
         elif not self._accel_seen:
@@ -849,10 +896,10 @@ class ArmFollower:
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
         touches, by_size, gesture, others = self._gesture_touches(t, w1)
-        m = Measurement(w1 - self.w0, self.var_w0 + var1, self.tau0, var0, tau1, var_tau1, board,
+        m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others)
+                        self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift)
         return m, board
 
     def _gesture_touches(self, t: float, w_after: float) -> tuple:
@@ -1032,7 +1079,7 @@ class ArmFollower:
     def _decide(self, t: float, verdict, m: Measurement, board: int, pairs) -> None:
         top = verdict.ranked[0]
         best = top.candidate
-        self._w_before_change = (self.w0, self.var_w0)
+        self._w_before_change = (self.w0, self.var_w0, self.t_w0)
         source = self.beliefs[top.hypothesis].pawns
         before = tuple(source)
         after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
@@ -1047,7 +1094,7 @@ class ArmFollower:
             seen = self.weighed.setdefault(best.size, [])
             seen.append(placed[0])
             del seen[:-50]
-            self._weigh_pending = (self.w0, self.var_w0, best.holder, best.size, placed[0])
+            self._weigh_pending = ((self.w0, self.var_w0, self.t_w0), best.holder, best.size, placed[0])
         self._carry_beliefs(m, pairs, after)
         self._settle_after(t, m, board)
         events = change.events()
@@ -1177,7 +1224,7 @@ class ArmFollower:
         if self.mode != "settled" or self.w_display is None:
             return None
         expected = nominal_pawns(self.geo, expected_pawns)
-        w, var_w = self._window_weight()
+        w, var_w, _ = self._window_weight()
         w -= self.zero_w
         exp_w = sum(p.mass_g for p in expected)
         var_w += sum(p.sigma_g ** 2 for p in expected) + self.s.zero_band_g ** 2 / 4

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
 from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
+from companion.sensing.drift import ZeroDrift
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.touches import HandSpread
@@ -43,10 +44,12 @@ def memory_of(f: ArmFollower) -> dict:
         "weighed": {size: list(masses[-MAX_WEIGHED:]) for size, masses in f.weighed.items()},
         "beliefs": [{"log_weight": b.log_weight,
                      "pawns": [[p.holder, p.size, p.mass_g, p.sigma_g] for p in b.pawns]} for b in f.beliefs],
-        "weigh_pending": None if pending is None else list(pending),
+        # (when it was weighed is left out: a restarted follower's clock is another)
+        "weigh_pending": None if pending is None else [*pending[0][:2], *pending[1:]],
         "hand_touches": [list(m) for m in f.hands.touches],
         "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
         "settling_fits": [list(fit) for fit in f.settling.fits],
+        "drift_looks": [list(look) for look in f.drift.looks],
     }
 
 
@@ -66,7 +69,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
                                     "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
-                                    "settling", "settling_fits"})
+                                    "settling", "settling_fits", "drift_looks"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -124,12 +127,20 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)
     if rows is not None or fits is not None:
         f.settling = Settling(_settling_rows(rows or []), _settling_fits(fits or []))
+    looks = memory.get("drift_looks")     # (none in a memory written before the drift was learned: the prior)
+    if looks is not None:
+        if not isinstance(looks, list) or len(looks) > ZeroDrift.KEEP or not all(
+                isinstance(k, list) and len(k) == 2 for k in looks):
+            raise ValueError(f"follower memory: drift_looks must be a list of at most {ZeroDrift.KEEP} "
+                             "[slope g/s, variance] pairs")
+        f.drift = ZeroDrift([(_number({"s": a}, "s", "drift_looks.", low=-1e3, high=1e3),
+                              _number({"v": b}, "v", "drift_looks.", low=1e-12, high=1e6)) for a, b in looks])
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):
             raise ValueError("follower memory: weigh_pending must be [w0, var, holder, size, mass] or null")
         nums = [_number({"v": pending[k]}, "v", "weigh_pending.", low=-1e7, high=1e7) for k in (0, 1, 4)]
-        f._weigh_pending = (nums[0], nums[1], pending[2], pending[3], nums[2])
+        f._weigh_pending = ((nums[0], nums[1], math.nan), pending[2], pending[3], nums[2])
     return f
 
 

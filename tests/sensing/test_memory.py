@@ -79,3 +79,42 @@ def test_a_bad_settling_memory_is_refused_by_name(key, bad, says):
     memory[key] = bad
     with pytest.raises(ValueError, match=says):
         resume(MODEL, sc.calibration(), memory)
+
+
+def test_the_zero_s_drift_and_a_pawn_still_to_weigh_survive_a_restart():
+    sc = TableScript(MODEL, "quiet-10sps", seed=8, settle_s=0.5)
+    sc.wait(4)
+    sc.place("E3", "L")
+    sc.wait(2)
+    f = ArmFollower(MODEL, sc.calibration())
+    for row in sc.rows:
+        f.feed(*row)
+    f.drift.look(0.004, 0.002 ** 2)
+    assert f.drift.looks and f._weigh_pending is not None
+    again = resume(MODEL, sc.calibration(), json.loads(json.dumps(memory_of(f))))
+    assert again.drift.looks == f.drift.looks
+    assert (again.drift.rate, again.drift.var) == (f.drift.rate, f.drift.var)
+    # the pawn placed last is weighed again as before, but with no drift between the old clock and the new
+    (w, var, when), *rest = again._weigh_pending
+    assert (w, var, *rest) == (f._weigh_pending[0][0], f._weigh_pending[0][1], *f._weigh_pending[1:])
+    assert math.isnan(when)
+    memory = memory_of(f)
+    del memory["drift_looks"]      # written before the drift was learned
+    fresh = resume(MODEL, sc.calibration(), memory).drift
+    assert fresh.looks == [] and fresh.rate == 0.0
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("fast", "drift_looks must be a list"),
+    ([[0.001]], "pairs"),
+    ([[0.001, 1e-6]] * 17, "at most 16"),
+    ([[0.001, 0.0]], "drift_looks.v must be a number from 1e-12"),
+    ([[math.inf, 1e-6]], "drift_looks.s must be a number"),
+    ([["0.001", 1e-6]], "drift_looks.s must be a number"),
+])
+def test_a_bad_drift_memory_is_refused_by_name(bad, says):
+    sc, f = _follower_with_settling()
+    memory = memory_of(f)
+    memory["drift_looks"] = bad
+    with pytest.raises(ValueError, match=says):
+        resume(MODEL, sc.calibration(), memory)

@@ -411,14 +411,17 @@ class ArmFollower:
 
     def _drift_from_move(self, best: Candidate, m: Measurement) -> None:
         """A move leaves the weight as it was, so all its windows' difference is the zero's drift over the time
-        between them: a look at the rate several times surer than a settled spell's (its two windows are seconds
-        apart), and one that also carries whatever else moves the zero across a gesture."""
-        shift, var_shift, span = m.drift
-        if best.kind != "move" or m.censored1 or span < MIN_SPELL_S:
+        between them: a look at the rate, and (with the drift taken off) a miss that says how far the zero wanders
+        besides."""
+        if len(m.drift) != 4 or best.kind != "move" or m.censored1:
+            return
+        shift, var_shift, span, wander = m.drift
+        if span < MIN_SPELL_S:
             return
         var = m.var_dw - var_shift
         if var > 0:
             self.drift.look((m.dw + shift) / span, var / span ** 2)
+            self.drift.miss(m.dw, m.var_dw - wander, span)
 
     def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
         """Whether the move's changes leave every holder within its capacity."""
@@ -708,10 +711,10 @@ class ArmFollower:
     def _weight_change(self, before: tuple[float, float, float],
                        after: tuple[float, float, float]) -> tuple[float, float, tuple[float, float, float]]:
         """The weight change between two windows (w, var, t), with the zero's drift between them taken off, its
-        variance, and (the drift, its variance, the time between the windows)."""
-        shift, var_shift = self.drift.between(before[2], after[2])
+        variance, and (the drift, its variance, the time between the windows, the zero's wander in that variance)."""
+        shift, var_shift, wander = self.drift.between(before[2], after[2])
         return (after[0] - before[0] - shift, after[1] + before[1] + var_shift,
-                (shift, var_shift, after[2] - before[2]))
+                (shift, var_shift, after[2] - before[2], wander))
 
     def _learn_drift(self, cut: float) -> None:
         """The settled spell that ends at `cut` (from the hands leaving, less the cells' settling): a look at the

@@ -319,8 +319,9 @@ class Measurement:
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
     # than the shape `touches` came through, touches, touches_by_size)
     other_touches: tuple = field(default=(), compare=False, repr=False)
-    # the zero's drift taken off dw (g), the variance that added, and the time between the windows weighed (s)
-    drift: tuple = field(default=(0.0, 0.0, 0.0), compare=False, repr=False)
+    # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
+    # part of that variance that is the zero's wander (g²)
+    drift: tuple = field(default=(), compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""

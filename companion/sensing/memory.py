@@ -50,6 +50,7 @@ def memory_of(f: ArmFollower) -> dict:
         "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
         "settling_fits": [list(fit) for fit in f.settling.fits],
         "drift_looks": [list(look) for look in f.drift.looks],
+        "drift_misses": [list(miss) for miss in f.drift.misses],
     }
 
 
@@ -69,7 +70,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
                                     "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
-                                    "settling", "settling_fits", "drift_looks"})
+                                    "settling", "settling_fits", "drift_looks",
+                                    "drift_misses"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -127,14 +129,21 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)
     if rows is not None or fits is not None:
         f.settling = Settling(_settling_rows(rows or []), _settling_fits(fits or []))
-    looks = memory.get("drift_looks")     # (none in a memory written before the drift was learned: the prior)
-    if looks is not None:
-        if not isinstance(looks, list) or len(looks) > ZeroDrift.KEEP or not all(
-                isinstance(k, list) and len(k) == 2 for k in looks):
-            raise ValueError(f"follower memory: drift_looks must be a list of at most {ZeroDrift.KEEP} "
-                             "[slope g/s, variance] pairs")
-        f.drift = ZeroDrift([(_number({"s": a}, "s", "drift_looks.", low=-1e3, high=1e3),
-                              _number({"v": b}, "v", "drift_looks.", low=1e-12, high=1e6)) for a, b in looks])
+    # (none in a memory written before the drift was learned: the prior)
+    looks, misses = memory.get("drift_looks") or [], memory.get("drift_misses") or []
+    if not isinstance(looks, list) or len(looks) > ZeroDrift.KEEP or not all(
+            isinstance(k, list) and len(k) == 2 for k in looks):
+        raise ValueError(f"follower memory: drift_looks must be a list of at most {ZeroDrift.KEEP} "
+                         "[slope g/s, variance] pairs")
+    if not isinstance(misses, list) or len(misses) > ZeroDrift.KEEP_MISSES or not all(
+            isinstance(k, list) and len(k) == 3 for k in misses):
+        raise ValueError(f"follower memory: drift_misses must be a list of at most {ZeroDrift.KEEP_MISSES} "
+                         "[weighed g, variance, span s] triples")
+    f.drift = ZeroDrift([(_number({"s": a}, "s", "drift_looks.", low=-1e3, high=1e3),
+                          _number({"v": b}, "v", "drift_looks.", low=1e-12, high=1e6)) for a, b in looks],
+                        [(_number({"w": a}, "w", "drift_misses.", low=-1e4, high=1e4),
+                          _number({"v": b}, "v", "drift_misses.", low=1e-12, high=1e6),
+                          _number({"t": c}, "t", "drift_misses.", low=1e-3, high=1e4)) for a, b, c in misses])
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):

@@ -59,9 +59,9 @@ def test_the_rate_is_the_looks_mean_and_a_spoiled_look_is_left_out_however_far_o
     before = drift.rate
     drift.look(0.5, 0.002 ** 2)                 # a hand too light to notice, leaning on the arm for a spell
     assert drift.rate == pytest.approx(before, abs=1e-4)
-    shift, var = drift.between(100.0, 107.0)
-    assert shift == pytest.approx(7.0 * drift.rate) and var == pytest.approx(49.0 * drift.var)
-    assert drift.between(math.nan, 107.0) == (0.0, 0.0)
+    shift, var, wander = drift.between(100.0, 107.0)
+    assert shift == pytest.approx(7.0 * drift.rate) and var == pytest.approx(49.0 * drift.var) and wander == 0.0
+    assert drift.between(math.nan, 107.0) == (0.0, 0.0, 0.0)
 
 
 def test_a_rate_that_changes_is_followed_within_half_the_looks_kept():
@@ -140,10 +140,28 @@ def test_a_move_the_game_confirms_is_a_look_at_the_rate_over_its_whole_gesture()
             assert len(f.drift.looks) == spells + 1
             looks.append(f.drift.looks[-1])
             m = e.change.measurement
-            shift, var_shift, span = m.drift
+            shift, var_shift, span, wander = m.drift
             assert 2.0 < span < 9.0          # from before the hand came to after it left
             assert looks[-1] == pytest.approx(((m.dw + shift) / span, (m.var_dw - var_shift) / span ** 2))
     assert len(looks) == 3
     assert all(abs(s - true_rate) < 3 * math.sqrt(v) for s, v in looks)
     # (a few looks in, the prior of no drift still holds it back, as much as its variance says)
     assert abs(f.drift.rate - true_rate) < 3 * math.sqrt(f.drift.var)
+
+
+def test_the_zero_s_wander_is_what_makes_the_moves_misses_as_large_as_their_sigma_says():
+    rng = random.Random(7)
+    honest, wandering = ZeroDrift(), ZeroDrift()
+    q = 4e-5          # g²/s: 4 counts/√s on each of four cells
+    for _ in range(ZeroDrift.KEEP_MISSES):
+        span = rng.uniform(2.5, 6.0)
+        honest.miss(rng.gauss(0.0, 0.02), 0.02 ** 2, span)
+        wandering.miss(rng.gauss(0.0, math.sqrt(0.02 ** 2 + q * span)), 0.02 ** 2, span)
+    assert honest.wander < 1e-5
+    assert wandering.wander == pytest.approx(q, rel=0.6)
+    # over 5 s the wander adds its share to the drift's variance, whatever the rate
+    _, var, wander = wandering.between(10.0, 15.0)
+    assert wander == pytest.approx(5 * wandering.wander) and var == pytest.approx(25 * wandering.var + wander)
+    # a miss spoiled by a move confirmed wrongly counts as no more than 4σ
+    spoiled = ZeroDrift(misses=honest.misses[:-1] + [(5.0, 0.02 ** 2, 4.0)])
+    assert spoiled.wander < 2e-4

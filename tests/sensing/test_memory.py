@@ -90,31 +90,37 @@ def test_the_zero_s_drift_and_a_pawn_still_to_weigh_survive_a_restart():
     for row in sc.rows:
         f.feed(*row)
     f.drift.look(0.004, 0.002 ** 2)
+    f.drift.miss(0.03, 0.02 ** 2, 3.5)
     assert f.drift.looks and f._weigh_pending is not None
     again = resume(MODEL, sc.calibration(), json.loads(json.dumps(memory_of(f))))
     assert again.drift.looks == f.drift.looks
-    assert (again.drift.rate, again.drift.var) == (f.drift.rate, f.drift.var)
+    assert again.drift.misses == f.drift.misses
+    assert (again.drift.rate, again.drift.var, again.drift.wander) == (f.drift.rate, f.drift.var, f.drift.wander)
     # the pawn placed last is weighed again as before, but with no drift between the old clock and the new
     (w, var, when), *rest = again._weigh_pending
     assert (w, var, *rest) == (f._weigh_pending[0][0], f._weigh_pending[0][1], *f._weigh_pending[1:])
     assert math.isnan(when)
     memory = memory_of(f)
-    del memory["drift_looks"]      # written before the drift was learned
+    del memory["drift_looks"], memory["drift_misses"]      # written before the drift was learned
     fresh = resume(MODEL, sc.calibration(), memory).drift
-    assert fresh.looks == [] and fresh.rate == 0.0
+    assert fresh.looks == [] and fresh.misses == [] and fresh.rate == 0.0 and fresh.wander == 0.0
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("fast", "drift_looks must be a list"),
-    ([[0.001]], "pairs"),
-    ([[0.001, 1e-6]] * 17, "at most 16"),
-    ([[0.001, 0.0]], "drift_looks.v must be a number from 1e-12"),
-    ([[math.inf, 1e-6]], "drift_looks.s must be a number"),
-    ([["0.001", 1e-6]], "drift_looks.s must be a number"),
+@pytest.mark.parametrize("key, bad, says", [
+    ("drift_looks", "fast", "drift_looks must be a list"),
+    ("drift_looks", [[0.001]], "pairs"),
+    ("drift_looks", [[0.001, 1e-6]] * 17, "at most 16"),
+    ("drift_looks", [[0.001, 0.0]], "drift_looks.v must be a number from 1e-12"),
+    ("drift_looks", [[math.inf, 1e-6]], "drift_looks.s must be a number"),
+    ("drift_looks", [["0.001", 1e-6]], "drift_looks.s must be a number"),
+    ("drift_misses", [[0.01, 1e-4]], "drift_misses must be a list of at most 32"),
+    ("drift_misses", [[0.01, 1e-4, 3.0]] * 33, "drift_misses must be a list of at most 32"),
+    ("drift_misses", [[0.01, 1e-4, 0.0]], "drift_misses.t must be a number"),
+    ("drift_misses", [[math.nan, 1e-4, 3.0]], "drift_misses.w must be a number"),
 ])
-def test_a_bad_drift_memory_is_refused_by_name(bad, says):
+def test_a_bad_drift_memory_is_refused_by_name(key, bad, says):
     sc, f = _follower_with_settling()
     memory = memory_of(f)
-    memory["drift_looks"] = bad
+    memory[key] = bad
     with pytest.raises(ValueError, match=says):
         resume(MODEL, sc.calibration(), memory)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
+from companion.sensing.touches import falling_to_zero
+
 MIN_SPELL_S = 1.5     # a shorter spell's slope is mostly noise (and a gesture's pause is no settled spell)
 MIN_SAMPLES = 8
 
@@ -119,18 +121,7 @@ class ZeroDrift:
             total = sum(min(self.MISS_Z2, e * e / (v + q * t)) for e, v, t in misses)
             return (self.WANDER_PRIOR_N + total) / (self.WANDER_PRIOR_N + len(misses)) - 1.0
 
-        lo, hi = 0.0, self.WANDER_MAX
-        if not misses or excess(lo) <= 0:
-            return lo
-        if excess(hi) >= 0:
-            return hi
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if excess(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
+        return falling_to_zero(excess, 0.0, self.WANDER_MAX) if misses else 0.0
 
     def _solve(self) -> tuple[float, float]:
         ranked = sorted(self.looks)

@@ -709,7 +709,7 @@ class ArmFollower:
         return max(self.s.settle_samples, len(self.settling.taps)) - 1
 
     def _weight_change(self, before: tuple[float, float, float],
-                       after: tuple[float, float, float]) -> tuple[float, float, tuple[float, float, float]]:
+                       after: tuple[float, float, float]) -> tuple[float, float, tuple[float, float, float, float]]:
         """The weight change between two windows (w, var, t), with the zero's drift between them taken off, its
         variance, and (the drift, its variance, the time between the windows, the zero's wander in that variance)."""
         shift, var_shift, wander = self.drift.between(before[2], after[2])

@@ -21,8 +21,8 @@ from typing import Any, Mapping
 
 from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
-from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
 from companion.sensing.drift import ZeroDrift
+from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.touches import HandSpread
@@ -130,7 +130,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     if rows is not None or fits is not None:
         f.settling = Settling(_settling_rows(rows or []), _settling_fits(fits or []))
     # (none in a memory written before the drift was learned: the prior)
-    looks, misses = memory.get("drift_looks") or [], memory.get("drift_misses") or []
+    looks, misses = memory.get("drift_looks", []), memory.get("drift_misses", [])
     if not isinstance(looks, list) or len(looks) > ZeroDrift.KEEP or not all(
             isinstance(k, list) and len(k) == 2 for k in looks):
         raise ValueError(f"follower memory: drift_looks must be a list of at most {ZeroDrift.KEEP} "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 STEP_S = 0.002              # integration step of the arm's response
 MIN_TOUCH_S = 0.08          # a bump in the weight shorter than this is no hand
@@ -453,18 +453,23 @@ class HandSpread:
             total = self.PRIOR_N * self.PRIOR_MM ** 2 / (j * j) + sum(m2 / (s2 + j * j) for m2, s2 in misses)
             return total / (self.PRIOR_N + len(misses)) - 1.0
 
-        lo, hi = self.LOW_MM, self.HIGH_MM
-        if excess(lo) <= 0:
-            return lo
-        if excess(hi) >= 0:
-            return hi
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if excess(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
+        return falling_to_zero(excess, self.LOW_MM, self.HIGH_MM)
+
+
+def falling_to_zero(excess: Callable[[float], float], lo: float, hi: float) -> float:
+    """Where `excess`, which falls as its argument grows, crosses zero within [lo, hi] (lo or hi when it never
+    does there): the spread that makes a learner's misses as large as expected (HandSpread, drift.ZeroDrift)."""
+    if excess(lo) <= 0:
+        return lo
+    if excess(hi) >= 0:
+        return hi
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def checked(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float = 9.0) -> list[Touch]:

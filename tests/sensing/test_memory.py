@@ -72,8 +72,20 @@ def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone()
     ("settling_fits", [[0.5] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number from -8 to 0"),
     ("settling_fits", [[-1e6] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
     ("settling_fits", [["x"] + [0.0] * (len(FAMILY) - 1)], "settling_fits.0.v must be a number"),
+    ("drift_looks", "fast", "drift_looks must be a list"),
+    ("drift_looks", 0, "drift_looks must be a list"),
+    ("drift_misses", None, "drift_misses must be a list"),
+    ("drift_looks", [[0.001]], "pairs"),
+    ("drift_looks", [[0.001, 1e-6]] * 17, "at most 16"),
+    ("drift_looks", [[0.001, 0.0]], "drift_looks.v must be a number from 1e-12"),
+    ("drift_looks", [[math.inf, 1e-6]], "drift_looks.s must be a number"),
+    ("drift_looks", [["0.001", 1e-6]], "drift_looks.s must be a number"),
+    ("drift_misses", [[0.01, 1e-4]], "drift_misses must be a list of at most 32"),
+    ("drift_misses", [[0.01, 1e-4, 3.0]] * 33, "drift_misses must be a list of at most 32"),
+    ("drift_misses", [[0.01, 1e-4, 0.0]], "drift_misses.t must be a number"),
+    ("drift_misses", [[math.nan, 1e-4, 3.0]], "drift_misses.w must be a number"),
 ])
-def test_a_bad_settling_memory_is_refused_by_name(key, bad, says):
+def test_a_bad_learned_memory_is_refused_by_name(key, bad, says):
     sc, f = _follower_with_settling()
     memory = memory_of(f)
     memory[key] = bad
@@ -104,23 +116,3 @@ def test_the_zero_s_drift_and_a_pawn_still_to_weigh_survive_a_restart():
     del memory["drift_looks"], memory["drift_misses"]      # written before the drift was learned
     fresh = resume(MODEL, sc.calibration(), memory).drift
     assert fresh.looks == [] and fresh.misses == [] and fresh.rate == 0.0 and fresh.wander == 0.0
-
-
-@pytest.mark.parametrize("key, bad, says", [
-    ("drift_looks", "fast", "drift_looks must be a list"),
-    ("drift_looks", [[0.001]], "pairs"),
-    ("drift_looks", [[0.001, 1e-6]] * 17, "at most 16"),
-    ("drift_looks", [[0.001, 0.0]], "drift_looks.v must be a number from 1e-12"),
-    ("drift_looks", [[math.inf, 1e-6]], "drift_looks.s must be a number"),
-    ("drift_looks", [["0.001", 1e-6]], "drift_looks.s must be a number"),
-    ("drift_misses", [[0.01, 1e-4]], "drift_misses must be a list of at most 32"),
-    ("drift_misses", [[0.01, 1e-4, 3.0]] * 33, "drift_misses must be a list of at most 32"),
-    ("drift_misses", [[0.01, 1e-4, 0.0]], "drift_misses.t must be a number"),
-    ("drift_misses", [[math.nan, 1e-4, 3.0]], "drift_misses.w must be a number"),
-])
-def test_a_bad_drift_memory_is_refused_by_name(key, bad, says):
-    sc, f = _follower_with_settling()
-    memory = memory_of(f)
-    memory[key] = bad
-    with pytest.raises(ValueError, match=says):
-        resume(MODEL, sc.calibration(), memory)

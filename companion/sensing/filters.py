@@ -6,7 +6,10 @@ hundreds of rows a second, on a Pi.
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections import deque
+from typing import Sequence
 
 # what an HX711 returns when a read goes wrong: a pulse train shifted by one bit
 # reads as 0 or -1, a lost clock as the rails of the signed 24-bit range
@@ -32,15 +35,21 @@ class SpikeFilter:
     over several samples, so no real one is that sharp. Two bit errors in a row
     happen (at a 3 % glitch rate, once in a thousand samples of a cell): a run of
     two is held until the sample after it says which it was, so only a jump waits.
+
+    At 10 SPS a short, firm press is read as a bump of a few samples, and its top can stand off the line between
+    its shoulders just as a spike does: one cell alone cannot tell them apart. So what was dropped is kept
+    (`spikes`, raw), for the follower to look at again with the other cells beside it (`shared_runs`).
     """
 
-    __slots__ = ("pending", "last_v", "dropped")
+    __slots__ = ("pending", "last_v", "dropped", "spikes")
     RUN = 2
+    KEPT = 64
 
     def __init__(self) -> None:
         self.pending: list[tuple[float, float]] = []
         self.last_v: float | None = None
         self.dropped = 0
+        self.spikes: deque[tuple[float, float]] = deque(maxlen=self.KEPT)
 
     def push(self, t: float, v: float, threshold: float) -> list[tuple[float, float]]:
         """Feed one sample; returns the earlier samples now known to be genuine, oldest first (often one, none
@@ -60,6 +69,7 @@ class SpikeFilter:
                     break
                 after = self.pending[run][1]
                 if self._spike(last, [p for _, p in self.pending[:run]], after, threshold):
+                    self.spikes.extend(self.pending[:run])
                     del self.pending[:run]
                     self.dropped += run
                     decided = True
@@ -93,6 +103,72 @@ class SpikeFilter:
                     and (abs(after - last) < threshold or abs(p - (last + after) / 2) > 6 * abs(after - last))):
                 return False
         return True
+
+
+SHARED_SHARE = 0.5     # a dropped run the other cells show at least half of was the load, not a glitch
+
+
+def shared_runs(own: Sequence[tuple[float, float]], dropped: Sequence[tuple[float, float]],
+                others: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """Which of one cell's dropped samples (`dropped`, (t, g), in time order) the other cells' readings (`others`,
+    each (t, g) in time order) show too: a run of them is judged against the line between the cell's own readings
+    either side of it, and the others' sum against its line between the same two instants. The load is shared by
+    every cell, a glitch is one cell's: a run goes back when the others, scaled as this cell follows them over
+    `own`, account for at least SHARED_SHARE of how far it stands off its line. With hindsight: every cell has read
+    past the run by the time a gesture is judged."""
+    others = [o for o in others if len(o) >= 2]
+    if not dropped or len(own) < 2 or not others:
+        return []
+
+    def at(tr: Sequence[tuple[float, float]], t: float) -> float:
+        i = bisect.bisect_right(tr, (t, math.inf)) - 1
+        if i < 0:
+            return tr[0][1]
+        if i + 1 >= len(tr):
+            return tr[-1][1]
+        (t0, v0), (t1, v1) = tr[i], tr[i + 1]
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v0
+
+    def total(t: float) -> float:
+        return sum(at(o, t) for o in others)
+
+    # how this cell follows the others over the window: its share of a change, relative to theirs
+    t0, g0 = own[0]
+    s0 = total(t0)
+    sxy = sxx = 0.0
+    for t, g in own[1:]:
+        x = total(t) - s0
+        sxy += x * (g - g0)
+        sxx += x * x
+    if sxx <= 0:
+        return []
+    ratio = sxy / sxx
+    times = [t for t, _ in own]
+    out: list[tuple[float, float]] = []
+    runs: list[list[tuple[float, float]]] = []
+    for t, g in dropped:
+        k = bisect.bisect_left(times, t)
+        if runs and bisect.bisect_left(times, runs[-1][-1][0]) == k:     # no reading of its own between: one run
+            runs[-1].append((t, g))
+        else:
+            runs.append([(t, g)])
+    for run in runs:
+        k = bisect.bisect_left(times, run[0][0])
+        if k == 0 or k >= len(own):
+            continue      # no reading of its own on both sides: nothing to judge it by
+        (ta, ga), (tb, gb) = own[k - 1], own[k]
+        sa, sb = total(ta), total(tb)
+        ok = True
+        for t, g in run:
+            u = (t - ta) / (tb - ta)
+            off = g - (ga + (gb - ga) * u)
+            shown = ratio * (total(t) - (sa + (sb - sa) * u))
+            if abs(off - shown) > SHARED_SHARE * abs(off):
+                ok = False
+                break
+        if ok:
+            out.extend(run)
+    return out
 
 
 class NoiseEstimate:

@@ -39,7 +39,7 @@ from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
 from companion.sensing.drift import MIN_SPELL_S, ZeroDrift, spell_slope
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
-from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
+from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch, shared_runs
 from companion.sensing.inference import (Candidate, Measurement, Resolution, TrackedPawn, apply_candidate,
                                          enumerate_candidates, inertia_of, judge, log_likelihood, model_torque,
                                          move_candidates, nominal_pawns, rank, rank_beliefs, touches_for)
@@ -917,7 +917,7 @@ class ArmFollower:
         if cached is not None and cached[0] == key and cached[1] >= looks:
             return cached[2]
         start = self.t_disturbed - 0.15
-        traces = [[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list]
+        traces = self._gesture_traces(start, t)
         ws = _summed(traces)
         if len(ws) < 4:
             return (), None, None, ()
@@ -955,6 +955,17 @@ class ArmFollower:
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _gesture_traces(self, start: float, t: float) -> list[list[tuple[float, float]]]:
+        """Each cell's readings from `start` to `t`, with the runs its spike filter dropped that the other cells
+        show too put back (filters.shared_runs): at 10 SPS the top of a firm press looks like a spike to one cell."""
+        own = [[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list]
+        out = []
+        for k, c in enumerate(self._cell_list):
+            dropped = [(ts, (v - c.offset) / c.cpg) for ts, v in c.spike.spikes if start <= ts <= t]
+            back = shared_runs(own[k], dropped, own[:k] + own[k + 1:]) if dropped else []
+            out.append(sorted(own[k] + back) if back else own[k])
+        return out
 
     def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
         """The stretches of `angle` when the arm swung free of the board (the linear swing holds only there)."""

@@ -372,36 +372,44 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
 
 class HandSpread:
     """How the touches located at this table relate to the holders the hands touched: a gain (a located touch lies
-    at about gain · the holder's x) and a spread (1σ, mm, how far from that the hands touch), each with a prior
-    worth `PRIOR_N` touches, then learned from the touches of moves the game confirmed.
+    at about gain · the holder's x), a spread (1σ, mm, how far from that the hands touch) and a scale on the located
+    σ, each with a prior worth `PRIOR_N` touches, then learned from the touches of moves the game confirmed.
 
     The follower reads the angle through the cells' own settling (settling.py), but taps only nearly the cells' or
     an arm unlike the model still locate every touch a little nearer the pivot or farther: a gain, the same along
-    the arm, that depends on the cells, the arm and the hands — so it is learned, not assumed. The spread is the
-    value that makes the misses as large as expected, each judged with its own located σ: players, and how pawns
-    sit in their holders, differ. Both priors are wide on purpose.
+    the arm, that depends on the cells, the arm and the hands — so it is learned, not assumed. Players, and how
+    pawns sit in their holders, differ: the spread is learned. A located σ is itself only nearly right: it comes
+    from the fit's residual and the timing's spread (at 10 SPS touches located at σ 10-20 mm missed where the hands
+    touched by 7 mm rms, those at σ < 3 by 4), so a scale on it is learned too, most likely over a few values from
+    0.4 to 1.6 with a prior at 1.
 
-    A located σ is itself only nearly right: it comes from the fit's residual and the timing's spread, and at 10 SPS
-    touches located at σ 10-20 mm missed where the hands touched by 7 mm rms, those at σ < 3 by 4. So a scale on
-    the located σ is learned too (how far the misses are from what the σ says, most likely over a few values
-    from 0.4 to 1.6, with a prior at 1): a table whose large σ overstate the misses gets more from them, and one
-    whose σ understate gets less."""
+    A miss is c²σ² + spread² wide, except now and then a gesture is located astray (a pause between touches the
+    cells blurred, a fit that found another minimum): a share of the misses, learned, is taken as that much wider
+    again (ASTRAY_MM). They then neither widen the spread for every touch nor go unnoticed: a table whose touches
+    mostly land within a few mm is judged by that, however far its few strays went. Each (scale; spread and astray
+    share) is the most likely over the touches, the two last by expectation-maximisation."""
 
     PRIOR_MM = 12.0
-    PRIOR_N = 10.0
+    PRIOR_N = 3.0
     PRIOR_X_MM = 80.0      # the prior on the gain counts as PRIOR_N touches this far out
-    LOW_MM = 6.0           # never surer than this, however tidy the hands so far
+    LOW_MM = 2.5           # never surer than this, however tidy the hands so far (the size of a fingertip's press)
     HIGH_MM = 25.0
     GAIN_RANGE = (0.6, 1.4)
     KEEP = 100             # the latest touches learned from
     SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
     SCALE_PRIOR_LOG = math.log(2.0)                             # the prior on the scale: 1, give or take a factor of 2
-    MISS_Z2 = 16.0         # a miss counts no worse than 4σ when judging the scale (a touch fitted wrong is no guide)
+    MISS_Z2 = 16.0         # a miss counts no worse than 4σ when it is judged alone (settling.py)
+    ASTRAY_MM = 40.0       # how much wider than the rest a touch located astray misses
+    ASTRAY_PRIOR = 0.1     # the share of touches located astray, before any is seen ...
+    ASTRAY_PRIOR_N = 10.0  # ... worth this many touches
+    ASTRAY_MAX = 0.25      # strays are now and then: a table whose touches mostly miss far has a wide spread
+    EM_STEPS = 6           # per scale, from the last scale's answer
 
     def __init__(self, touches: Sequence[tuple[float, float, float]] = ()):
         # (the holder's x, where the touch was located, its located σ²)
         self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
                                                           for a, b, c in touches][-self.KEEP:]
+        self.astray = self.ASTRAY_PRIOR
         self.gain, self.sigma_mm, self.scale = self._solve()
 
     def learn(self, touches: Sequence[Touch], expected: Sequence[float]) -> None:
@@ -411,7 +419,7 @@ class HandSpread:
         for tc, x in zip(touches, expected):
             if tc.x is None or not math.isfinite(tc.sigma) or tc.sigma > self.HIGH_MM:
                 continue
-            # a touch wrongly split or fitted must not move the gain or widen the spread without bound
+            # a touch wrongly split or fitted must not move the gain without bound
             located = max(x - 3.0 * self.HIGH_MM, min(x + 3.0 * self.HIGH_MM, tc.x))
             self.touches.append((float(x), located, tc.sigma ** 2))
         del self.touches[:-self.KEEP]
@@ -423,10 +431,11 @@ class HandSpread:
 
     def _solve(self) -> tuple[float, float, float]:
         gain, spread, scale = 1.0, self.PRIOR_MM, 1.0
+        self.astray = self.ASTRAY_PRIOR
         if not self.touches:
             return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
-        for n in range(6):     # the gain weighs each touch by c²σ² + spread², the spread judges misses from gain·x
+        for _ in range(2):     # the gain weighs each touch by c²σ² + spread², which are judged from gain · x
             c2 = scale * scale
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
@@ -434,31 +443,59 @@ class HandSpread:
             den = prior + sum(x * x / (c2 * s2 + j2) for x, _, s2 in self.touches)
             gain = max(lo_g, min(hi_g, num / den))
             misses = [((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches]
-            if n % 2 == 0:
-                scale = max(self.SCALES, key=lambda c: self._scale_score(misses, c, spread))
-            spread = self._spread([(m2, scale * scale * s2) for m2, s2 in misses])
+            best = None
+            v2, share = spread * spread, self.astray
+            for c in self.SCALES:
+                v2, share = self._spread_and_astray(misses, c * c, v2, share)
+                score = self._score(misses, c, v2, share)
+                if best is None or score > best[0]:
+                    best = (score, c, v2, share)
+            _, scale, v2, self.astray = best
+            spread = math.sqrt(v2)
         return gain, spread, scale
 
-    def _scale_score(self, misses: Sequence[tuple[float, float]], c: float, spread: float) -> float:
-        """log-likelihood of the misses with the located σ scaled by `c` (and the scale's prior)."""
-        total = -0.5 * self.PRIOR_N * (math.log(c) / self.SCALE_PRIOR_LOG) ** 2
-        j2 = spread * spread
+    def _spread_and_astray(self, misses: Sequence[tuple[float, float]], c2: float, j2: float,
+                           share: float) -> tuple[float, float]:
+        """(spread², astray share) most likely with the located σ² scaled by c2, from (j2, share)."""
+        wide = self.ASTRAY_MM ** 2
+        lo, hi = self.LOW_MM ** 2, self.HIGH_MM ** 2
+        p2 = self.PRIOR_MM ** 2
+        for _ in range(self.EM_STEPS):
+            num = self.PRIOR_N * (p2 - j2) / (j2 * j2)
+            den = self.PRIOR_N / (j2 * j2)
+            astray = 0.0
+            for m2, s2 in misses:
+                v = c2 * s2 + j2
+                near = (1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
+                far = share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide)
+                w = near / (near + far) if near + far > 0 else 0.0
+                astray += 1.0 - w
+                vw = v + wide
+                num += w * (m2 - v) / (v * v) + (1.0 - w) * (m2 - vw) / (vw * vw)
+                den += w / (v * v) + (1.0 - w) / (vw * vw)
+            # a scoring step on spread² (each miss as surely astray as it looks, both ways widening with it), and
+            # the share
+            j2 = min(hi, max(lo, j2 + num / den))
+            share = min(self.ASTRAY_MAX, (self.ASTRAY_PRIOR_N * self.ASTRAY_PRIOR + astray)
+                        / (self.ASTRAY_PRIOR_N + len(misses)))
+        return j2, share
+
+    def _score(self, misses: Sequence[tuple[float, float]], c: float, j2: float, share: float) -> float:
+        """log-likelihood of the misses (and the priors on the scale and the spread)."""
+        wide = self.ASTRAY_MM ** 2
+        total = -0.5 * self.PRIOR_N * ((math.log(c) / self.SCALE_PRIOR_LOG) ** 2 + self.PRIOR_MM ** 2 / j2
+                                       + math.log(j2))
+        c2 = c * c
         for m2, s2 in misses:
-            v = c * c * s2 + j2
-            total -= 0.5 * (min(self.MISS_Z2, m2 / v) + math.log(v))
+            v = c2 * s2 + j2
+            total += math.log((1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
+                              + share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide) + 1e-300)
         return total
-
-    def _spread(self, misses: Sequence[tuple[float, float]]) -> float:
-        def excess(j: float) -> float:     # how much larger the misses are than σ² + j² says, on average; falls as j grows
-            total = self.PRIOR_N * self.PRIOR_MM ** 2 / (j * j) + sum(m2 / (s2 + j * j) for m2, s2 in misses)
-            return total / (self.PRIOR_N + len(misses)) - 1.0
-
-        return falling_to_zero(excess, self.LOW_MM, self.HIGH_MM)
 
 
 def falling_to_zero(excess: Callable[[float], float], lo: float, hi: float) -> float:
     """Where `excess`, which falls as its argument grows, crosses zero within [lo, hi] (lo or hi when it never
-    does there): the spread that makes a learner's misses as large as expected (HandSpread, drift.ZeroDrift)."""
+    does there): the spread that makes a learner's misses as large as expected (drift.ZeroDrift)."""
     if excess(lo) <= 0:
         return lo
     if excess(hi) >= 0:

@@ -4,7 +4,9 @@ The follower is fed raw rows in time order — `feed(t, sensor, value)` with the
 trace's sensor names — and decides physical events as the arm settles:
 
 1. Load cells: known glitch values are dropped, single-sample spikes of any other
-   value are dropped one sample late, counts become grams.
+   value are dropped one sample late, counts become grams. What a cell dropped that
+   the other cells show too (the top of a firm press at 10 SPS) goes back into the
+   traces its gesture's touches are located from.
 2. A sample far from its channel's recent mean means something touches the arm
    (a hand, a pawn): the state before is frozen as the baseline, and the follower
    waits until every channel has been steady again for `quiet_s`. That is the

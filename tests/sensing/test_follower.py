@@ -293,3 +293,43 @@ def test_a_swing_that_grazes_the_board_between_the_tilt_switchs_looks_is_fitted_
     f.s_max = s_max + 0.05
     fit, ts, _ = f._fit(start, end)
     assert ts[0] == pytest.approx(start, abs=0.011)
+
+
+def _firm_moves(restore: bool, monkeypatch) -> tuple[int, list[float]]:
+    """Quick moves with firm presses on a quiet 10 SPS table: (spike runs dropped, how far each move's touches were
+    located from where the hands pressed)."""
+    from companion.sensing import follower as follower_module
+    from companion.sensing.simtrace import ArmStyle
+
+    if not restore:
+        monkeypatch.setattr(follower_module, "shared_runs", lambda own, dropped, others: [])
+    model = load_model("A")
+    hands = replace(HandStyle.players(), force_g=(110.0, 150.0), duration_s=(0.4, 0.55))
+    script = TableScript(model, "quiet-10sps", seed=12, hands=hands, arm=ArmStyle(frequency_hz=1.5, damping=0.1))
+    script.wait(3.0)
+    for h in ["E5", "W5", "E2", "W2"]:
+        script.place(h, "L")
+        script.wait(4.0)
+    for a, b in [("E5", "E4"), ("W5", "W4"), ("E2", "E3"), ("W2", "W3"), ("E4", "E5"), ("W4", "W5"), ("E3", "E2"),
+                 ("W3", "W2")] * 2:
+        script.move(a, b, "L")
+        script.wait(4.0)
+    follower = ArmFollower(model, script.calibration())
+    located = []
+    for t, sensor, value in script.rows:
+        for ev in follower.feed(t, sensor, value):
+            m = ev.change.measurement if ev.change is not None else None
+            if ev.event == "move" and m.touches_by_size:
+                act = min(script.actions, key=lambda a: abs(a.hands_off - ev.change.hands_off_t))
+                located += [abs(tc.x - x) for tc, x in zip(m.touches_by_size["L"], act.touch_x) if tc.x is not None]
+    return sum(c.spike.dropped for c in follower._cell_list), located
+
+
+def test_the_top_of_a_firm_press_a_cell_took_for_a_spike_is_put_back_where_the_other_cells_show_it(monkeypatch):
+    """At 10 SPS the top of a firm press stands off its shoulders like a spike in each cell that read it there;
+    the other cells read it too, so the hands are located from the presses as they were."""
+    dropped, with_it = _firm_moves(True, monkeypatch)
+    _, without = _firm_moves(False, monkeypatch)
+    assert dropped >= 10                         # tops of presses taken for spikes by one cell or another
+    assert len(with_it) >= 20
+    assert sum(d * d for d in with_it) < 0.8 * sum(d * d for d in without)

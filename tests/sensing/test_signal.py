@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch
+from companion.sensing.filters import NoiseEstimate, SpikeFilter, TiltDebouncer, is_glitch, shared_runs
 from companion.sensing.swing import fit_swing, refine_swing
 
 W = 2 * math.pi
@@ -72,6 +72,52 @@ def test_two_spikes_in_a_row_are_dropped_and_a_steep_slope_is_kept():
     assert 90000 not in values and 200000 not in values and f.dropped == 2
     assert values[-11:-2] == [100 + 80 * k for k in range(1, 9)] + [740]     # the slope, every sample of it
     assert [t for t, _ in out] == sorted(t for t, _ in out)
+
+
+def _cells_reading(load, shares, phases, *, period=0.1, span=(0.0, 2.0), seed=1):
+    """Each cell's (t, g) readings of `load(t)` at 10 SPS, at its own phase, with a little noise."""
+    rng = random.Random(seed)
+    out = []
+    for share, phase in zip(shares, phases):
+        n = int((span[1] - span[0]) / period)
+        out.append([(span[0] + phase + k * period, share * load(span[0] + phase + k * period) + rng.gauss(0, 0.02))
+                    for k in range(n)])
+    return out
+
+
+def _press(t):
+    """A firm, short press (60 g for 0.5 s) as 10 SPS cells read it: a bump a few samples wide."""
+    u = (t - 0.8) / 0.7
+    return 120.0 + (60.0 * math.sin(math.pi * u) ** 2 if 0.0 <= u <= 1.0 else 0.0)
+
+
+def test_the_top_of_a_firm_press_at_10_sps_looks_like_a_spike_to_one_cell_and_is_kept_for_a_second_look():
+    cell = _cells_reading(_press, [0.25], [0.0])[0]
+    f = SpikeFilter()
+    kept = []
+    for t, g in cell:
+        kept += f.push(t, g * 2150.0, threshold=8 * 60.0)
+    assert f.dropped == 2 and len(f.spikes) == 2         # the press's top two samples stood off their shoulders
+    assert sorted(list(f.spikes) + kept + f.pending) == [(t, g * 2150.0) for t, g in cell]
+
+
+def test_a_dropped_run_the_other_cells_show_goes_back_and_a_glitch_does_not():
+    cells = _cells_reading(_press, [0.27, 0.23, 0.26, 0.24], [0.0, 0.03, 0.055, 0.08])
+    own = cells[0]
+    top = sorted(own, key=lambda e: -e[1])[:2]
+    trace = [e for e in own if e not in top]
+    assert shared_runs(trace, sorted(top), cells[1:]) == sorted(top)
+    # a bit error on the same cell, at the same place, the others flat there: stays out
+    flat = _cells_reading(lambda t: 120.0, [0.27, 0.23, 0.26, 0.24], [0.0, 0.03, 0.055, 0.08])
+    glitch = [(t, g + 1.9) for t, g in sorted(flat[0], key=lambda e: abs(e[0] - 1.1))[:1]]
+    rest = [e for e in flat[0] if e[0] != glitch[0][0]]
+    assert shared_runs(rest, glitch, flat[1:]) == []
+    # ... and one riding on the press, far above what the others show: stays out too
+    high = [(t, g + 8.0) for t, g in sorted(top)]
+    assert shared_runs(trace, high, cells[1:]) == []
+    # no other cell, or no reading of its own on one side: nothing to judge by
+    assert shared_runs(trace, sorted(top), []) == []
+    assert shared_runs([e for e in trace if e[0] < top[0][0]], sorted(top), cells[1:]) == []
 
 
 @pytest.mark.parametrize("order", [1, 2])

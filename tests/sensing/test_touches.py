@@ -140,6 +140,24 @@ def test_hand_spread_learns_a_tables_gain_and_spread():
     assert len(hands.touches) == HandSpread.KEEP
 
 
+def test_hand_spread_is_not_widened_by_the_few_touches_located_astray():
+    """Tidy hands (3 mm), touches located to 2 mm, one in ten located 30-60 mm astray: the spread is the hands',
+    and the strays are a share of their own."""
+    rng = random.Random(6)
+    hands = HandSpread()
+    for k in range(HandSpread.KEEP):
+        x = rng.choice([-133.0, -95.0, -57.0, -19.0, 38.0, 76.0, 114.0])
+        off = rng.choice([-1, 1]) * rng.uniform(30.0, 60.0) if k % 10 == 3 else 0.0
+        hands.learn([touch(x + off + rng.gauss(0.0, math.hypot(2.0, 3.0)), 2.0)], [x])
+    assert 2.5 <= hands.sigma_mm <= 4.5
+    assert 0.05 <= hands.astray <= 0.2
+    assert hands.gain == pytest.approx(1.0, abs=0.03)
+    # so a touch 19 mm from a holder (the next one) counts against it, and a stray costs no more than the floor
+    seen = [touch(-57.0, 2.0)]
+    assert loglik(seen, [-57.0], jitter_mm=hands.sigma_mm, scale=hands.scale) - loglik(
+        seen, [-76.0], jitter_mm=hands.sigma_mm, scale=hands.scale) > 6.0
+
+
 def test_hand_spread_stays_within_its_bounds_and_ignores_what_says_nothing():
     tidy = HandSpread()
     for x in (57.0, -76.0) * 50:

@@ -47,7 +47,7 @@ from companion.sensing.inference import (Candidate, Measurement, Resolution, Tra
                                          move_candidates, nominal_pawns, rank, rank_beliefs, touches_for)
 from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
 from companion.sensing.settling import Gesture, Settling, sharpened
-from companion.sensing.touches import HandSpread, checked, split
+from companion.sensing.touches import HandSpread, combined, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
@@ -947,7 +947,7 @@ class ArmFollower:
 
             def loc(lifted=None):
                 # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
-                return tuple(checked(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                return tuple(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
                                      gesture.locate(taps, lifted_g=lifted)))
             by_size = {size: loc(mass) for size, mass in self.geo.mass.items()} if len(parts) == 2 else None
             return loc(), by_size

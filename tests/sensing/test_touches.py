@@ -228,3 +228,29 @@ def test_touches_a_weak_check_cannot_vouch_for_are_taken_as_less_sure():
     assert [t.sigma for t in firm] == [13.0, 6.0]
     blind = checked(at([33.0, 6.0], [13.0, 6.0]), [Touch(0.0, 1.0, None, math.inf, 0.0)] * 2)
     assert [t.sigma for t in blind] == [13.0, 6.0]
+
+
+def test_two_ways_of_placing_the_touches_are_combined_no_surer_than_the_less_sure():
+    from companion.sensing.touches import WEAK_CHECK_SHARE, combined
+
+    def at(xs, sigmas, rho=0.0):
+        return [Touch(0.0, 1.0, x, s, 0.0, tuple(s * s if i == j else rho * s * sigmas[j] for j in range(len(xs))))
+                for i, (x, s) in enumerate(zip(xs, sigmas))]
+    # one way placed a move's touches 9 mm toward the pivot, the other (twice as sure) near where they were
+    both = combined(at([-66.0, -47.0], [6.0, 6.0], rho=0.5), at([-75.0, -56.0], [3.0, 3.0]))
+    assert [t.x for t in both] == pytest.approx([-73.2, -54.2])
+    assert [t.sigma for t in both] == [6.0, 6.0]                  # the two read one swing: no surer than either
+    assert both[0].cov[1] == pytest.approx(18.0)                  # the first way's correlation, kept
+    # which of two like pawns advanced (W4 → W3 or W3 → W2) then shows
+    def odds(touches):
+        return loglik(touches, [-76.0, -57.0], jitter_mm=4.0) - loglik(touches, [-57.0, -38.0], jitter_mm=4.0)
+    assert odds(both) > 2.0 > 0.5 > abs(odds(at([-66.0, -47.0], [6.0, 6.0], rho=0.5)))
+    # far apart (beyond 3σ), the difference is part of the uncertainty, as checked's
+    far = combined(at([-60.0, 70.0], [4.0, 4.0]), at([-110.0, 20.0], [5.0, 5.0]))
+    assert far[0].sigma == pytest.approx(math.hypot(5.0, 50.0)) and far[0].cov[1] == pytest.approx(50.0 * 50.0)
+    # a weak check (σ over WEAK_CHECK_MM), a touch placed nowhere, or a miscount: checked's rules
+    weak = combined(at([33.0, 6.0], [13.0, 6.0]), at([88.0, 12.0], [70.0, 20.0]))
+    assert [t.x for t in weak] == [33.0, 6.0] and weak[0].sigma == pytest.approx(WEAK_CHECK_SHARE * 70.0)
+    blind = combined(at([33.0, 6.0], [13.0, 6.0]), [Touch(0.0, 1.0, None, math.inf, 0.0)] * 2)
+    assert [t.sigma for t in blind] == [13.0, 6.0]
+    assert combined(at([-60.0], [4.0]), at([-110.0, 20.0], [5.0, 5.0]))[0].sigma == 4.0

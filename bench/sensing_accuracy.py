@@ -222,9 +222,9 @@ def merged(results: list[dict], level: str, key: str, only: list[dict] | None = 
 # what the follower calls to estimate, by what they estimate: names in companion.sensing.follower, or
 # "Class.method" of companion.sensing.settling
 ESTIMATION = {"the swing (rest fits, refits, frequency fan)": ("fit_swing", "refine_swing", "fan_fit"),
-              "the hands (touches found, the force worked back, located and checked)": ("split", "sharpened",
+              "the hands (touches found, the force worked back, located and combined)": ("split", "sharpened",
                                                                                         "Gesture.locate",
-                                                                                        "checked"),
+                                                                                        "combined"),
               "the cells' settling (every shape placing each confirmed move)": ("Gesture.locate_family",
                                                                                 "Settling.learn"),
               "ranking candidates": ("rank", "rank_beliefs", "judge")}

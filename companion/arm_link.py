@@ -201,9 +201,13 @@ class ArmLink:
             self._ask(self._pending)   # a new change came before the last could be told: ask about that one first
             if self.question is not None:
                 return
-        if sorted(self.follower.occupancy) == sorted(state.on_arm()):
+        game = sorted(state.on_arm())
+        if sorted(self.follower.occupancy) == game and (
+                self.clearing or sorted((p.holder, p.size) for p in change.after) == game):
             self.clearing = False
             return  # the arm caught up with the game (e.g. cleared after a tip)
+        # (a change the sensors could not tell, whose likeliest account is that nothing moved — the arm came to
+        # rest on the board, which hides the torque — is still the turn's move: the game narrows it, or asks)
         if self._clearing(state, change):
             return
         if state.over:

@@ -654,11 +654,21 @@ class ArmFollower:
                 fit = better
         return fit, ts, ss
 
+    def _angle_since(self, start: float) -> list[float]:
+        """sin θ of the readings from `start` on, oldest first (read back from the newest: the window holds seconds)."""
+        out = []
+        for tt, s in reversed(self.angle):
+            if tt < start:
+                break
+            out.append(s)
+        out.reverse()
+        return out
+
     # ------------------------------------------------------------------ the board
     def _board(self, t: float) -> tuple[int, bool]:
         """(side the arm rests on: +1, -1 or 0 for free, whether that has held for the dwell time)."""
         dwell = self.s.board_dwell_s
-        recent = [s for tt, s in self.angle if tt >= t - 0.1]
+        recent = self._angle_since(t - 0.1)
         mean = sum(recent) / len(recent) if recent else 0.0
         at_limit = abs(mean) >= 0.7 * self.s_max
         if self.tilt.seen:
@@ -672,7 +682,7 @@ class ArmFollower:
             return 0, steady
         if not self._accel_seen:
             return 0, True
-        window = [s for tt, s in self.angle if tt >= t - dwell]
+        window = self._angle_since(t - dwell)
         lim = self.s_max - self._limit_margin()
         if window and all(abs(s) >= lim for s in window) and self.angle[0][0] <= t - dwell:
             return (1 if mean >= 0 else -1), True
@@ -1042,10 +1052,21 @@ class ArmFollower:
         verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at)
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             return
+        if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
+            return
         if verdict.decided:
             self._decide(t, verdict, m, board, pairs)
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
+
+    def _handled_for_nothing(self, verdict, m: Measurement) -> bool:
+        """Whether "nothing changed" is the verdict on a gesture whose touches lifted or set down a pawn's weight:
+        a pawn put back where it was, or — far likelier — a move the swing has not yet shown. Only the swing's
+        rest tells the two apart (a move of like pawns changes the torque alone), so it is judged at the last look."""
+        if verdict.ranked[0].candidate.kind != "none" or not m.touches:
+            return False
+        pawn = 0.5 * min(self.geo.mass.values())
+        return any(abs(tc.lifted) >= pawn for tc in m.touches)
 
     def _rank(self, t: float, m: Measurement, board_state, final: bool):
         """Candidates ranked against `m` (each at the swing it would leave, when `m` has a fan)."""
@@ -1300,20 +1321,18 @@ def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float
     if not traces:
         return []
     times = sorted({e[0] for tr in traces for e in tr})
-    out = []
-    idx = [0] * len(traces)
-    for t in times:
-        total = 0.0
-        for k, tr in enumerate(traces):
-            i = idx[k]
-            while i + 1 < len(tr) and tr[i + 1][0] <= t:
+    each = []
+    for tr in traces:
+        vals, i, last = [], 0, len(tr) - 1
+        for t in times:
+            while i < last and tr[i + 1][0] <= t:
                 i += 1
-            idx[k] = i
             t0, v0 = tr[i]
-            if t <= t0 or i + 1 >= len(tr):
-                total += v0
+            if t <= t0 or i >= last:
+                vals.append(v0)
             else:
                 t1, v1 = tr[i + 1]
-                total += v0 + (v1 - v0) * (t - t0) / (t1 - t0)
-        out.append((t, total))
-    return out
+                vals.append(v0 + (v1 - v0) * (t - t0) / (t1 - t0))
+        each.append(vals)
+    # summed cell by cell in the cells' order, from 0.0, as one running total per instant would be
+    return [(t, sum(vs, 0.0)) for t, vs in zip(times, zip(*each))]

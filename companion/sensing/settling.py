@@ -29,6 +29,7 @@ Pure functions of plain data and one small learning class; the follower feeds it
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import accumulate
 from typing import Sequence
 
@@ -328,18 +329,38 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     n = len(samples)
     if n == 0 or len(taps) == 1:
         return [(t, v / taps[0]) for t, v in samples] if n else []
-    w = list(taps)
+    w = tuple(taps)
     band = len(w)
     rest = samples[0][1]
-    # normal equations (AᵀA + smooth·DᵀD) f = Aᵀ(y − b), banded: row k of A has w[m] at column k − m
-    diag = [[0.0] * band for _ in range(n)]          # diag[i][d] = M[i][i + d]
+    # normal equations (AᵀA + smooth·DᵀD) f = Aᵀ(y − b), banded: row k of A has w[m] at column k − m. The matrix
+    # depends only on the taps and the length, so every cell of one gesture shares its factor
     rhs = [0.0] * n
     for k, (_, y) in enumerate(samples):
         known = sum(w[m] for m in range(band) if k - m < 0) * rest
         r = y - known
+        for m in range(min(band, k + 1)):
+            rhs[k - m] += w[m] * r
+    rhs[0] += smooth * rest
+    low = _sharpening_factor(n, w, smooth)
+    z = [0.0] * n
+    for i in range(n):
+        s = rhs[i] - sum(low[i][d] * z[i - d] for d in range(1, min(band, i + 1)))
+        z[i] = s / low[i][0]
+    f = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        s = z[i] - sum(low[i + d][d] * f[i + d] for d in range(1, band) if i + d < n)
+        f[i] = s / low[i][0]
+    return [(t, v) for (t, _), v in zip(samples, f)]
+
+
+@lru_cache(maxsize=16)
+def _sharpening_factor(n: int, w: tuple[float, ...], smooth: float) -> list[list[float]]:
+    """The banded Cholesky factor L (L[i][i − d] kept as low[i][d]) of `sharpened`'s AᵀA + smooth·DᵀD."""
+    band = len(w)
+    diag = [[0.0] * band for _ in range(n)]          # diag[i][d] = M[i][i + d]
+    for k in range(n):
         cols = [(k - m, w[m]) for m in range(band) if k - m >= 0]
         for i, a in cols:
-            rhs[i] += a * r
             for j, b in cols:
                 if j >= i:
                     diag[i][j - i] += a * b
@@ -347,8 +368,6 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
         diag[k][0] += smooth * (2.0 if k + 1 < n else 1.0)
         if k + 1 < n:
             diag[k][1] -= smooth
-    rhs[0] += smooth * rest
-    # banded Cholesky: M = L Lᵀ, L[i][i − d] kept as low[i][d]
     low = [[0.0] * band for _ in range(n)]
     for i in range(n):
         for d in range(min(band - 1, i), -1, -1):
@@ -362,12 +381,4 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
                 low[i][0] = math.sqrt(max(s, 1e-12))
             else:
                 low[i][d] = s / low[j][0]
-    z = [0.0] * n
-    for i in range(n):
-        s = rhs[i] - sum(low[i][d] * z[i - d] for d in range(1, min(band, i + 1)))
-        z[i] = s / low[i][0]
-    f = [0.0] * n
-    for i in range(n - 1, -1, -1):
-        s = z[i] - sum(low[i + d][d] * f[i + d] for d in range(1, band) if i + d < n)
-        f[i] = s / low[i][0]
-    return [(t, v) for (t, _), v in zip(samples, f)]
+    return low

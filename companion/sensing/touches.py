@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
+from operator import mul
 from typing import Callable, Sequence
 
 STEP_S = 0.002              # integration step of the arm's response
@@ -142,21 +143,52 @@ def _step_matrices(omega: float, zeta: float, dt: float) -> tuple[float, float, 
     return a00, a01, a10, a11, g0, g1
 
 
-def _response(inputs, t0: float, ts: Sequence[float], omega: float, zeta: float) -> list[float]:
-    """h(t) at the times `ts` (ascending, ≥ t0) of s'' + 2ζω s' + ω² s = ω²·v(t), at rest at t0: stepped
-    exactly on a 2 ms grid (the input taken at each step's middle), read between grid points linearly."""
+def _grid(t0: float, end: float) -> list[float]:
+    """The 2 ms grid `_response` steps on from t0: each step's start, then where the last step ends (≥ end);
+    accumulated step by step, as the stepping itself would, so that every reading of it agrees to the bit."""
+    out, t = [t0], t0
+    while t < end:
+        t += STEP_S
+        out.append(t)
+    return out
+
+
+def _interp_along(times: Sequence[float], values: Sequence[float], ts: Sequence[float]) -> list[float]:
+    """`_interp` at each of `ts` (ascending), walking `times` once instead of searching it for each."""
+    out = []
+    lo, first, last = 0, times[0], times[-1]
+    for t in ts:
+        if t <= first:
+            out.append(values[0])
+        elif t >= last:
+            out.append(values[-1])
+        else:
+            while times[lo + 1] <= t:
+                lo += 1
+            u = (t - times[lo]) / (times[lo + 1] - times[lo])
+            out.append(values[lo] + u * (values[lo + 1] - values[lo]))
+    return out
+
+
+def _response(us: Sequence[float], grid: Sequence[float], ts: Sequence[float],
+              step: tuple[float, float, float, float, float, float]) -> list[float]:
+    """h(t) at the times `ts` (ascending, ≥ grid[0]) of s'' + 2ζω s' + ω² s = ω²·v(t), at rest at grid[0]:
+    stepped exactly on `grid` (`_grid`) by `step` (`_step_matrices` of the swing), `us` the input v at each
+    step's middle, read between grid points linearly."""
     if not ts:
         return []
-    p00, p01, p10, p11, g0, g1 = _step_matrices(omega, zeta, STEP_S)
-    h, hv, t = 0.0, 0.0, t0
-    prev_t, prev_h = t0, 0.0
+    p00, p01, p10, p11, g0, g1 = step
+    h, hv, n = 0.0, 0.0, 0
+    t = prev_t = grid[0]
+    prev_h = 0.0
     out = []
     for target in ts:
         while t < target:
-            u = inputs(t + STEP_S / 2)
+            u = us[n]
             prev_t, prev_h = t, h
             h, hv = p00 * h + p01 * hv + g0 * u, p10 * h + p11 * hv + g1 * u
-            t += STEP_S
+            n += 1
+            t = grid[n]
         out.append(prev_h + (h - prev_h) * ((target - prev_t) / STEP_S) if t > prev_t else h)
     return out
 
@@ -239,20 +271,20 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
         levels.append(sum(span) / len(span) if span else _interp(wt, wv, b))
     bases = [w_before] + levels[:-1]
 
-    def input_of(i: int):
-        a, b = touches[i]
-        base, level = bases[i], levels[i]
-        last = i == k - 1
+    kappa_inv = [((levels[i] - bases[i]) / kappa) if i < k - 1 else None for i in range(k)]
 
-        def v(t: float) -> float:
-            if t < a:
-                return 0.0
-            if t > b and not last:
-                return (level - base) / kappa
-            return (_interp(wt, wv, t) - base) / kappa
-        return v
+    def inputs_on(mids: Sequence[float]) -> list[list[float]]:
+        # each touch's input at the grid's midpoints: nothing before it, the weight as read during it, and
+        # after it (but for the last) the level it left
+        weight = _interp_along(wt, wv, mids)
+        out = []
+        for i, (a, b) in enumerate(touches):
+            base, held = bases[i], kappa_inv[i]
+            out.append([0.0 if t < a else held if (held is not None and t > b) else (w - base) / kappa
+                        for t, w in zip(mids, weight)])
+        return out
 
-    inputs = [input_of(i) for i in range(k)]
+    step = _step_matrices(omega, zeta, STEP_S)
     decay = zeta * omega
     wd = omega * math.sqrt(max(1e-9, 1.0 - zeta * zeta))
     cols: list[list[float]] = []      # per sample: [h_1..h_k, then A, B of its own stretch]
@@ -264,7 +296,9 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
         if len(idx) < MIN_FREE_SAMPLES:
             continue
         ts = [angle[n_][0] for n_ in idx]
-        hs = [_response(inp, a, ts, omega, zeta) for inp in inputs]
+        grid = _grid(a, ts[-1])
+        half = STEP_S / 2
+        hs = [_response(us, grid, ts, step) for us in inputs_on([t + half for t in grid[:-1]])]
         for q, (n_, t) in enumerate(zip(idx, ts)):
             u = t - a
             e = math.exp(-decay * u)
@@ -307,6 +341,16 @@ def _slope(series: Sequence[tuple[float, float]], n_: int) -> float:
     return (series[b][1] - series[a][1]) / dt if dt > 0 else 0.0
 
 
+def _projected(groups, y: Sequence[float], size: int) -> list[float]:
+    """Σ over the rows of each row's columns times y (the rows grouped as `_fit_mixes` groups them)."""
+    v = [0.0] * size
+    for idx, a, b, cv in groups:
+        part = y[a:b]
+        for c, p in enumerate(idx):
+            v[p] = sum(map(mul, cv[c], part), v[p])
+    return v
+
+
 def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest_before, noise, inflation,
                timing_s=0.0, fits=None):
     """The least-squares fit of `locate_each` over the given samples, for each mix of the readings (and into
@@ -319,13 +363,21 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
         return [list(unknown) for _ in mixes]
     size = k + 2 * len(stretches)
     pos = {j: k + 2 * n for n, j in enumerate(stretches)}
-    places = [list(range(k)) + [pos[j], pos[j] + 1] for j in which]
+    # the rows come stretch by stretch: each stretch's columns (its touches' answers, then its own A, B) are summed
+    # in C, onto what the stretches before left, in the rows' own order (so no sum differs by a bit)
+    groups = []         # (where its columns go, its rows' range, its columns)
+    start = 0
+    for r in range(1, len(rows) + 1):
+        if r == len(rows) or which[r] != which[start]:
+            j = which[start]
+            groups.append((list(range(k)) + [pos[j], pos[j] + 1], start, r, list(zip(*cols[start:r]))))
+            start = r
     m = [[0.0] * size for _ in range(size)]
-    for row, idx in zip(cols, places):
-        for p, vp in zip(idx, row):
-            mp = m[p]
-            for q, vq in zip(idx, row):
-                mp[q] += vp * vq
+    for idx, _, _, cv in groups:
+        for a, p in enumerate(idx):
+            mp, ca = m[p], cv[a]
+            for b, q in enumerate(idx):
+                mp[q] = sum(map(mul, ca, cv[b]), mp[q])
     solved = _solve(m, [0.0] * size)
     if solved is None:
         return [list(unknown) for _ in mixes]
@@ -336,12 +388,8 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
     ys = {i: [angles[i][n_][1] - rest_before for n_ in rows] for i in used}
     vs = {}
     for i in used:
-        v = [0.0] * size
-        for row, idx, y in zip(cols, places, ys[i]):
-            for p, vp in zip(idx, row):
-                v[p] += vp * y
-        vs[i] = v
-    gram = {(i, j): sum(a * b for a, b in zip(ys[i], ys[j])) for i in used for j in used if j >= i}
+        vs[i] = _projected(groups, ys[i], size)
+    gram = {(i, j): sum(map(mul, ys[i], ys[j])) for i in used for j in used if j >= i}
     found = []
     for n_mix, mix in enumerate(mixes):
         parts = [(i, mix[i]) for i in used if i < len(mix) and mix[i]]
@@ -354,11 +402,7 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
         moved = [0.0] * k
         if timing_s > 0:
             # how the fit moves when the whole reading comes a little later: its slope's projection
-            dv = [0.0] * size
-            for row, idx, n_ in zip(cols, places, rows):
-                g = sum(w * _slope(angles[i], n_) for i, w in parts)
-                for p, vp in zip(idx, row):
-                    dv[p] += vp * g
+            dv = _projected(groups, [sum(w * _slope(angles[i], n_) for i, w in parts) for n_ in rows], size)
             moved = [timing_s * sum(a * b for a, b in zip(inv[i], dv)) for i in range(k)]
         out = []
         for i, (a, b) in enumerate(touches):

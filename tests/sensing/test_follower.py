@@ -333,3 +333,34 @@ def test_the_top_of_a_firm_press_a_cell_took_for_a_spike_is_put_back_where_the_o
     assert dropped >= 10                         # tops of presses taken for spikes by one cell or another
     assert len(with_it) >= 20
     assert sum(d * d for d in with_it) < 0.8 * sum(d * d for d in without)
+
+
+def test_the_cells_sum_is_each_cell_read_at_every_instant_any_was():
+    from companion.sensing.follower import _summed
+    a = [(0.0, 1.0), (0.1, 2.0), (0.2, 4.0)]
+    b = [(0.05, 10.0), (0.25, 20.0)]
+    got = dict(_summed([a, [], b]))
+    assert list(got) == [0.0, 0.05, 0.1, 0.2, 0.25]
+    assert got[0.0] == 1.0 + 10.0                       # before its first reading, a cell holds that reading
+    assert got[0.05] == pytest.approx(1.5 + 10.0)
+    assert got[0.1] == pytest.approx(2.0 + 12.5)
+    assert got[0.25] == pytest.approx(4.0 + 20.0)       # after its last, it holds that
+    assert _summed([[], []]) == []
+
+
+def test_nothing_changed_is_judged_at_the_last_look_when_the_hands_lifted_and_set_down_a_pawn():
+    # a pawn lifted and put back where it was changes nothing; but a move of like pawns changes the torque alone,
+    # which an early look at a swing may miss: "nothing" then waits for the swing's rest, a mere touch does not
+    hands = replace(STEADY, lift_gap_s=(0.4, 0.6), gap_share=1.0)
+    sc = TableScript(MODEL, "medium-80sps", seed=4, pawns=[("E5", "L"), ("W3", "L")], hands=hands)
+    sc.touch("E2")
+    sc.wait(4)
+    sc.move("E5", "E5", "L")
+    sc.wait(5)
+    f, events = follow(sc, pawns=[("E5", "L"), ("W3", "L")])
+    assert events == [] and sorted(f.occupancy) == [("E5", "L"), ("W3", "L")]
+    nudge, put_back = sorted(f.changes, key=lambda c: c.t)
+    assert nudge.best.kind == put_back.best.kind == "none"
+    assert [round(tc.lifted) for tc in put_back.measurement.touches] == [10, -10]
+    assert nudge.t - nudge.hands_off_t < 1.0
+    assert put_back.t - put_back.hands_off_t >= f.s.max_wait_s

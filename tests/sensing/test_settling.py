@@ -286,3 +286,18 @@ def test_a_neighbouring_shape_well_behind_is_still_a_way_the_touches_fell_at_its
     offered = st.alternatives(0.1)
     assert [taps for _, taps in offered] == [near]
     assert offered[0][0] == pytest.approx(-10.0 / Settling.TEMPER, abs=0.02)
+
+
+def test_cells_sharing_a_gesture_share_the_sharpening_but_not_each_others_readings():
+    taps = (0.4, 0.3, 0.2, 0.1)
+    rng = random.Random(8)
+    a = [(k * 0.1, 20.0 + rng.gauss(0.0, 3.0)) for k in range(30)]
+    b = [(k * 0.1, -5.0 + rng.gauss(0.0, 3.0)) for k in range(30)]
+    first = sharpened(a, taps)
+    assert sharpened(b, list(taps)) != first        # the same shape as a list, another cell's readings
+    assert sharpened(a, taps) == first
+    # what each was given, read through the taps again, is what it read (but for the smoothing's little weight)
+    for read, back in ((a, first), (b, sharpened(b, taps))):
+        f = [v for _, v in back]
+        again = [sum(w * (f[k - m] if k >= m else read[0][1]) for m, w in enumerate(taps)) for k in range(len(f))]
+        assert all(abs(x - y) < 1.0 for x, (_, y) in zip(again, read))

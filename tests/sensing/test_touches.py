@@ -6,8 +6,11 @@ import math
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from companion.sensing.touches import HandSpread, Touch, checked, locate, loglik, split
+from companion.sensing.touches import (STEP_S, HandSpread, Touch, _grid, _interp, _interp_along, _response,
+                                      _step_matrices, checked, locate, loglik, split)
 
 KAPPA = 17000.0
 OMEGA = 2 * math.pi * 1.2
@@ -254,3 +257,24 @@ def test_two_ways_of_placing_the_touches_are_combined_no_surer_than_the_less_sur
     blind = combined(at([33.0, 6.0], [13.0, 6.0]), [Touch(0.0, 1.0, None, math.inf, 0.0)] * 2)
     assert [t.sigma for t in blind] == [13.0, 6.0]
     assert combined(at([-60.0], [4.0]), at([-110.0, 20.0], [5.0, 5.0]))[0].sigma == 4.0
+
+
+@given(st.lists(st.floats(0.001, 0.05), min_size=2, max_size=40), st.lists(st.floats(-50.0, 50.0), min_size=40,
+       max_size=40), st.lists(st.floats(-0.1, 2.5), min_size=1, max_size=60))
+def test_interpolating_along_a_series_agrees_with_interpolating_at_each_time_to_the_bit(gaps, values, ts):
+    times = [sum(gaps[:i]) for i in range(len(gaps) + 1)]
+    values = values[:len(times)]
+    ts = sorted(ts)
+    assert _interp_along(times, values, ts) == [_interp(times, values, t) for t in ts]
+
+
+def test_the_arm_answers_a_held_input_as_a_damped_spring_settles():
+    # a constant input from rest: h = 1 − e^(−ζωt)(cos ω_d t + ζω/ω_d sin ω_d t), the textbook step response
+    wd = OMEGA * math.sqrt(1 - ZETA ** 2)
+    ts = [0.013 * k for k in range(1, 200)]
+    grid = _grid(0.0, ts[-1])
+    got = _response([1.0] * (len(grid) - 1), grid, ts, _step_matrices(OMEGA, ZETA, STEP_S))
+    for t, h in zip(ts, got):
+        want = 1 - math.exp(-ZETA * OMEGA * t) * (math.cos(wd * t) + ZETA * OMEGA / wd * math.sin(wd * t))
+        assert h == pytest.approx(want, abs=1e-4)
+    assert _response([], grid, [], _step_matrices(OMEGA, ZETA, STEP_S)) == []

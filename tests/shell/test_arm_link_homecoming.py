@@ -64,3 +64,44 @@ def test_a_homecoming_that_holds_wins_even_if_the_arm_tips_while_it_is_cleared()
     state, script = play(far_out=False, clear_after=True)
     assert not script.actions[0].tipped_after and script.actions[1].tipped_after
     assert state.over and state.result == "home" and state.winners == (1,)
+
+
+class Unsure(ArmFollower):
+    """A follower whose likeliest account, after the change it reports, is still the pawns before it — as when the
+    arm came to rest on the board, which hides the torque, and the sensors could not tell the move from nothing."""
+
+    held = None
+
+    @property
+    def occupancy(self):
+        return list(self.held) if self.held is not None else super().occupancy
+
+    def feed(self, t, sensor, value):
+        events = super().feed(t, sensor, value)
+        for ev in events:
+            if ev.change is not None and ev.event == "move" and self.held is None:
+                self.held = [(p.holder, p.size) for p in ev.change.before]
+        return events
+
+    def confirm_move(self, move, change=None):
+        self.held = None
+        super().confirm_move(move, change)
+
+
+def test_a_move_the_sensors_could_not_tell_from_nothing_is_still_the_turns_move_and_its_tip_is_judged():
+    # the game's pawns equal the follower's likeliest account: that must not pass for the arm catching up with
+    # the game, or the move goes unapplied and its tip is refused ("no turn has just ended")
+    state = one_move_from_home(far_out=True)
+    script = TableScript(MODEL, "medium-80sps", seed=5, pawns=state.on_arm())
+    host = Host(state)
+    follower = Unsure(MODEL, script.calibration(), pawns=state.on_arm())
+    link = ArmLink(host, MODEL, follower, time=TableTime())
+    said = []
+    link.on_report(lambda kind, data: said.append((kind, data)))
+    script.move("E6", "W4", "L")
+    script.wait(4.0)
+    for t, sensor, value in script.rows:
+        link.feed(t, sensor, value)
+    assert follower.held is None, "the move was never applied"
+    assert host.state.over and host.state.result == "tip" and host.state.winners == (2,)
+    assert not [d for k, d in said if k == "notice" and "refuses" in d]

@@ -271,7 +271,7 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
         levels.append(sum(span) / len(span) if span else _interp(wt, wv, b))
     bases = [w_before] + levels[:-1]
 
-    kappa_inv = [((levels[i] - bases[i]) / kappa) if i < k - 1 else None for i in range(k)]
+    held_after = [((levels[i] - bases[i]) / kappa) if i < k - 1 else None for i in range(k)]
 
     def inputs_on(mids: Sequence[float]) -> list[list[float]]:
         # each touch's input at the grid's midpoints: nothing before it, the weight as read during it, and
@@ -279,7 +279,7 @@ def locate_each(angles: Sequence[Sequence[tuple[float, float]]], weights: Sequen
         weight = _interp_along(wt, wv, mids)
         out = []
         for i, (a, b) in enumerate(touches):
-            base, held = bases[i], kappa_inv[i]
+            base, held = bases[i], held_after[i]
             out.append([0.0 if t < a else held if (held is not None and t > b) else (w - base) / kappa
                         for t, w in zip(mids, weight)])
         return out

@@ -655,7 +655,7 @@ class ArmFollower:
         return fit, ts, ss
 
     def _angle_since(self, start: float) -> list[float]:
-        """sin θ of the readings from `start` on, oldest first (read back from the newest: the window holds seconds)."""
+        """sin θ of the readings from `start` on, oldest first (read from the newest back: it holds seconds)."""
         out = []
         for tt, s in reversed(self.angle):
             if tt < start:
@@ -951,6 +951,9 @@ class ArmFollower:
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
 
+        # a two-touch move lifts a pawn that is on the arm: only the sizes some account has there can have moved
+        moving = {p.size for b in self.beliefs for p in b.pawns}
+
         def located(taps):
             given = _summed([sharpened(tr, taps) for tr in traces])
             sharp = Gesture(angle, given, parts, free, dt, gesture.args)
@@ -959,7 +962,8 @@ class ArmFollower:
                 # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
                 return tuple(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
                                      gesture.locate(taps, lifted_g=lifted)))
-            by_size = {size: loc(mass) for size, mass in self.geo.mass.items()} if len(parts) == 2 else None
+            by_size = ({size: loc(mass) for size, mass in self.geo.mass.items() if size in moving}
+                       if len(parts) == 2 else None)
             return loc(), by_size
         found, by_size = located(self.settling.taps)
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away

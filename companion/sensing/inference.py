@@ -322,6 +322,8 @@ class Measurement:
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
+    # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
+    _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
@@ -392,6 +394,14 @@ def _hands(c: Candidate, m: Measurement) -> float:
     """What the touches say of the candidate: how many, and where (touches.py)."""
     if not m.touches or not c.touch_x:
         return 0.0
+    key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
+    said = m._hands_said.get(key)
+    if said is None:
+        said = m._hands_said[key] = _hands_of(c, m)
+    return said
+
+
+def _hands_of(c: Candidate, m: Measurement) -> float:
     from companion.sensing.touches import loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]

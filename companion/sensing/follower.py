@@ -606,11 +606,8 @@ class ArmFollower:
         return omega * self.swing_scale, min(0.95, zeta * self.zeta_scale)
 
     def _fit(self, start: float, end: float, *, learn: bool = False, pawns: Sequence[TrackedPawn] | None = None):
-        ts, ss = [], []
-        for t, s in self.angle:
-            if start <= t <= end:
-                ts.append(t)
-                ss.append(s)
+        got = self._angle_between(start, end)
+        ts, ss = [t for t, _ in got], [s for _, s in got]
         if not ts or ts[-1] - ts[0] < 0.05:
             return None, ts, ss
         noise = self.accel_noise.sigma
@@ -653,6 +650,17 @@ class ArmFollower:
                     self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
                 fit = better
         return fit, ts, ss
+
+    def _angle_between(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The (t, sin θ) readings from `start` to `end`, oldest first (read from the newest back)."""
+        out = []
+        for e in reversed(self.angle):
+            if e[0] < start:
+                break
+            if e[0] <= end:
+                out.append(e)
+        out.reverse()
+        return out
 
     def _angle_since(self, start: float) -> list[float]:
         """sin θ of the readings from `start` on, oldest first (read from the newest back: it holds seconds)."""
@@ -936,7 +944,7 @@ class ArmFollower:
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
                       lightest_g=min(self.geo.mass.values()))
-        angle = [(tt, s) for tt, s in self.angle if self.t_disturbed - 0.5 <= tt <= t]
+        angle = self._angle_between(self.t_disturbed - 0.5, t)
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)

@@ -29,7 +29,6 @@ Pure functions of plain data and one small learning class; the follower feeds it
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from itertools import accumulate
 from typing import Sequence
 
@@ -353,32 +352,68 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     return [(t, v) for (t, _), v in zip(samples, f)]
 
 
-@lru_cache(maxsize=16)
 def _sharpening_factor(n: int, w: tuple[float, ...], smooth: float) -> list[list[float]]:
-    """The banded Cholesky factor L (L[i][i − d] kept as low[i][d]) of `sharpened`'s AᵀA + smooth·DᵀD."""
+    """The banded Cholesky factor L (L[i][i − d] kept as low[i][d]) of `sharpened`'s AᵀA + smooth·DᵀD for n samples.
+
+    Row i of L depends only on the matrix's rows up to i, and those are the same for every length but in the last
+    band − 1 rows (where A's rows run out, and the smoothing's last step): the rows before are kept per shape and
+    grown as longer gestures come, and only the last few are worked out for each length — to the bit as afresh."""
     band = len(w)
-    diag = [[0.0] * band for _ in range(n)]          # diag[i][d] = M[i][i + d]
-    for k in range(n):
-        cols = [(k - m, w[m]) for m in range(band) if k - m >= 0]
-        for i, a in cols:
-            for j, b in cols:
-                if j >= i:
-                    diag[i][j - i] += a * b
-    for k in range(n):        # smooth · Σ (f[k] − f[k−1])², f[−1] the rest
-        diag[k][0] += smooth * (2.0 if k + 1 < n else 1.0)
-        if k + 1 < n:
-            diag[k][1] -= smooth
-    low = [[0.0] * band for _ in range(n)]
-    for i in range(n):
-        for d in range(min(band - 1, i), -1, -1):
-            j = i - d
-            s = diag[j][d]
-            for e in range(1, band - d):
-                if j - e < 0:
-                    break
-                s -= low[i][d + e] * low[j][e]
-            if d == 0:
-                low[i][0] = math.sqrt(max(s, 1e-12))
-            else:
-                low[i][d] = s / low[j][0]
+    shared = max(0, n - band + 1)
+    key = (w, smooth)
+    rows = _FACTORS.pop(key, None)
+    if rows is None:
+        rows = []
+    _FACTORS[key] = rows                       # the newest last: the oldest shape is dropped first
+    while len(_FACTORS) > _FACTOR_SHAPES:
+        del _FACTORS[next(iter(_FACTORS))]
+    if len(rows) < shared <= _FACTOR_ROWS:
+        while len(rows) < shared:
+            rows.append(_factor_row(len(rows), rows, lambda j: _normal_row(j, math.inf, w, smooth), band))
+    low = rows[:shared] if len(rows) >= shared else []
+    for i in range(len(low), n):
+        low.append(_factor_row(i, low, lambda j: _normal_row(j, n, w, smooth), band))
     return low
+
+
+_FACTORS: dict = {}         # (taps, smooth) -> the rows of L every length shares, as far as any gesture reached
+_FACTOR_SHAPES = 16
+_FACTOR_ROWS = 20000        # a gesture longer than this (minutes at 80 SPS) is factored afresh, not kept
+
+
+def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float) -> list[float]:
+    """Row i of AᵀA + smooth·DᵀD for n samples (n infinite: a row far from the end), M[i][i + d] at d, each sum in
+    the order of A's rows."""
+    band = len(w)
+    row = [0.0] * band
+    for d in range(band):
+        acc = 0.0
+        for m in range(d, band):
+            if i + m > n - 1:
+                break
+            acc += w[m] * w[m - d]
+        row[d] = acc
+    if i + 1 < n:
+        row[0] += smooth * 2.0
+        row[1] -= smooth
+    else:
+        row[0] += smooth * 1.0
+    return row
+
+
+def _factor_row(i: int, low: list[list[float]], normal, band: int) -> list[float]:
+    """Row i of the banded Cholesky factor, from the rows before it (`low`) and the matrix's rows (`normal`)."""
+    li = [0.0] * band
+    for d in range(min(band - 1, i), -1, -1):
+        j = i - d
+        s = normal(j)[d]
+        lj = low[j] if d else li
+        for e in range(1, band - d):
+            if j - e < 0:
+                break
+            s -= li[d + e] * lj[e]
+        if d == 0:
+            li[0] = math.sqrt(max(s, 1e-12))
+        else:
+            li[d] = s / lj[0]
+    return li

@@ -4,6 +4,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from companion.sensing.settling import FAMILY, NOMINAL, Settling, apart, as_read, delay, reach, sharpened
 from companion.sensing.touches import HandSpread, Touch
@@ -301,3 +303,39 @@ def test_cells_sharing_a_gesture_share_the_sharpening_but_not_each_others_readin
         f = [v for _, v in back]
         again = [sum(w * (f[k - m] if k >= m else read[0][1]) for m, w in enumerate(taps)) for k in range(len(f))]
         assert all(abs(x - y) < 1.0 for x, (_, y) in zip(again, read))
+
+
+def _factor_afresh(n, w, smooth):
+    # the banded Cholesky of sharpened's normal equations, built whole for this length as it first was
+    band = len(w)
+    diag = [[0.0] * band for _ in range(n)]
+    for k in range(n):
+        cols = [(k - m, w[m]) for m in range(band) if k - m >= 0]
+        for i, a in cols:
+            for j, b in cols:
+                if j >= i:
+                    diag[i][j - i] += a * b
+    for k in range(n):
+        diag[k][0] += smooth * (2.0 if k + 1 < n else 1.0)
+        if k + 1 < n:
+            diag[k][1] -= smooth
+    low = [[0.0] * band for _ in range(n)]
+    for i in range(n):
+        for d in range(min(band - 1, i), -1, -1):
+            j = i - d
+            s = diag[j][d]
+            for e in range(1, band - d):
+                if j - e < 0:
+                    break
+                s -= low[i][d + e] * low[j][e]
+            low[i][d] = math.sqrt(max(s, 1e-12)) if d == 0 else s / low[j][0]
+    return low
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=6), st.lists(st.integers(1, 60), min_size=1, max_size=6))
+def test_the_sharpening_factor_kept_across_lengths_is_the_factor_built_afresh_to_the_bit(weights, lengths):
+    from companion.sensing.settling import _sharpening_factor
+    w = tuple(x / sum(weights) for x in weights)
+    for n in lengths:        # longer and shorter gestures in any order, one shape
+        assert _sharpening_factor(n, w, 0.001) == _factor_afresh(n, w, 0.001)

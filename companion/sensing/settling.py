@@ -29,6 +29,7 @@ Pure functions of plain data and one small learning class; the follower feeds it
 from __future__ import annotations
 
 import math
+import threading
 from itertools import accumulate
 from typing import Sequence
 
@@ -361,21 +362,23 @@ def _sharpening_factor(n: int, w: tuple[float, ...], smooth: float) -> list[list
     band = len(w)
     shared = max(0, n - band + 1)
     key = (w, smooth)
-    rows = _FACTORS.pop(key, None)
-    if rows is None:
-        rows = []
-    _FACTORS[key] = rows                       # the newest last: the oldest shape is dropped first
-    while len(_FACTORS) > _FACTOR_SHAPES:
-        del _FACTORS[next(iter(_FACTORS))]
-    if len(rows) < shared <= _FACTOR_ROWS:
-        while len(rows) < shared:
-            rows.append(_factor_row(len(rows), rows, lambda j: _normal_row(j, math.inf, w, smooth), band))
-    low = rows[:shared] if len(rows) >= shared else []
+    with _FACTORS_LOCK:          # followers in other threads (a daemon's tests, several tables) share the rows
+        rows = _FACTORS.pop(key, None)
+        if rows is None:
+            rows = []
+        _FACTORS[key] = rows                   # the newest last: the oldest shape is dropped first
+        while len(_FACTORS) > _FACTOR_SHAPES:
+            del _FACTORS[next(iter(_FACTORS))]
+        if len(rows) < shared <= _FACTOR_ROWS:
+            while len(rows) < shared:
+                rows.append(_factor_row(len(rows), rows, lambda j: _normal_row(j, math.inf, w, smooth), band))
+        low = rows[:shared] if len(rows) >= shared else []
     for i in range(len(low), n):
         low.append(_factor_row(i, low, lambda j: _normal_row(j, n, w, smooth), band))
     return low
 
 
+_FACTORS_LOCK = threading.Lock()
 _FACTORS: dict = {}         # (taps, smooth) -> the rows of L every length shares, as far as any gesture reached
 _FACTOR_SHAPES = 16
 _FACTOR_ROWS = 20000        # a gesture longer than this (minutes at 80 SPS) is factored afresh, not kept

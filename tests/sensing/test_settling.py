@@ -339,3 +339,24 @@ def test_the_sharpening_factor_kept_across_lengths_is_the_factor_built_afresh_to
     w = tuple(x / sum(weights) for x in weights)
     for n in lengths:        # longer and shorter gestures in any order, one shape
         assert _sharpening_factor(n, w, 0.001) == _factor_afresh(n, w, 0.001)
+
+
+def test_followers_in_several_threads_share_the_sharpening_rows_without_mixing_them_up():
+    import threading
+
+    from companion.sensing.settling import _sharpening_factor
+    w = (0.35, 0.3, 0.2, 0.1, 0.05)
+    lengths = [400, 37, 250, 5, 399, 120] * 3
+    wrong = []
+
+    def work(k):
+        for n in lengths[k:] + lengths[:k]:
+            if _sharpening_factor(n, w, 0.002) != _factor_afresh(n, w, 0.002):
+                wrong.append(n)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert wrong == []

@@ -662,21 +662,11 @@ class ArmFollower:
         out.reverse()
         return out
 
-    def _angle_since(self, start: float) -> list[float]:
-        """sin θ of the readings from `start` on, oldest first (read from the newest back: it holds seconds)."""
-        out = []
-        for tt, s in reversed(self.angle):
-            if tt < start:
-                break
-            out.append(s)
-        out.reverse()
-        return out
-
     # ------------------------------------------------------------------ the board
     def _board(self, t: float) -> tuple[int, bool]:
         """(side the arm rests on: +1, -1 or 0 for free, whether that has held for the dwell time)."""
         dwell = self.s.board_dwell_s
-        recent = self._angle_since(t - 0.1)
+        recent = [s for _, s in self._angle_between(t - 0.1, math.inf)]
         mean = sum(recent) / len(recent) if recent else 0.0
         at_limit = abs(mean) >= 0.7 * self.s_max
         if self.tilt.seen:
@@ -690,7 +680,7 @@ class ArmFollower:
             return 0, steady
         if not self._accel_seen:
             return 0, True
-        window = self._angle_since(t - dwell)
+        window = [s for _, s in self._angle_between(t - dwell, math.inf)]
         lim = self.s_max - self._limit_margin()
         if window and all(abs(s) >= lim for s in window) and self.angle[0][0] <= t - dwell:
             return (1 if mean >= 0 else -1), True

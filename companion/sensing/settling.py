@@ -333,7 +333,7 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     band = len(w)
     rest = samples[0][1]
     # normal equations (AᵀA + smooth·DᵀD) f = Aᵀ(y − b), banded: row k of A has w[m] at column k − m. The
-    # matrix depends only on the taps and the length, so every cell of one gesture shares its factor
+    # matrix depends only on the taps and the length, and its factor is mostly the same for every length
     rhs = [0.0] * n
     for k, (_, y) in enumerate(samples):
         known = sum(w[m] for m in range(band) if k - m < 0) * rest

@@ -3,7 +3,7 @@
     .venv/bin/python bench/game_following.py            # the full run (about 3 minutes on 2 cores)
     .venv/bin/python bench/game_following.py --quick    # a smaller one (about a minute)
 
-Each session is a run of games on the simulated table (companion/replay/simgame.py): 2
+Each session is a run of games on the simulated table (companion/simulation/games.py): 2
 players with 6 L pawns, or 3-4 players with 2 L + 2 M each; mostly safe moves, now and
 then a risky one, so the arm tips (the table judges tips); the arm and the hands below. The
 players' part is written as a replay's inputs: the roll before each turn, passes, new games,
@@ -43,11 +43,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.games.balance_model import load_model  # noqa: E402
-from companion.replay.inputs import read_inputs, write_inputs  # noqa: E402
+from companion.recorder.inputs import read_inputs, write_inputs  # noqa: E402
 from companion.replay.session import Replay, load_setup  # noqa: E402
-from companion.replay.simgame import move_matches, play_session  # noqa: E402
+from companion.simulation.games import move_matches, play_session  # noqa: E402
 from companion.sensing.calibration import render  # noqa: E402
-from companion.sensing.simtrace import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
+from companion.simulation.traces import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
 from sensing_accuracy import LEVELS, fmt, session_arm, session_cells  # noqa: E402  (bench/ is this script's folder)
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}

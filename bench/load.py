@@ -31,7 +31,7 @@ from pathlib import Path
 
 from _common import Figures  # first: it also puts the repository on sys.path
 
-from companion.host import RECENT_EVENTS
+from companion.table.host import RECENT_EVENTS
 from tests.reliability.harness import StreamClient, percentile
 from tests.reliability.loadlab import (RECORDER_MINUTES, Mover, close_streams, open_streams, over_the_cap, run_round,
                                        start_daemon, wait_for_free_slot)

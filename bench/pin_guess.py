@@ -29,10 +29,10 @@ from pathlib import Path
 
 from _common import Figures
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.config import parse
-from companion.daemon import Companion
-from companion.pin import hash_pin
+from companion.table.daemon import Companion
+from companion.foundation.pin import hash_pin
 from companion.web import create_app, serving
 from companion.web.auth import DEVICE_COOKIE
 

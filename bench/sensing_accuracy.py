@@ -6,7 +6,7 @@
 Games are played by the rules engine (2 players with 6 L pawns, or 4 players with
 2 L + 2 M each; mostly safe moves, now and then a risky one, so the arm tips; the
 table judges tips), performed by simulated hands on the simulated table, and
-sampled at each noise level (companion/sensing/simtrace.py: HX711 noise, glitches
+sampled at each noise level (companion/simulation/traces.py: HX711 noise, glitches
 and bit errors, offset drift of up to 3-5 counts/s per cell plus a random walk,
 cells sharing the load unequally (±20 %), four-sample settling).
 
@@ -26,7 +26,7 @@ it is told which move the game applied (`ArmFollower.confirm_move`) — the game
 narrows to the legal moves, or asks the players when the sensors could not tell —
 and at each new game after a cleared arm it is told the new game's pawns (none), as
 the daemon's game does. With --standalone it is never told (as `companion analyze`). It is scored against
-the ground truth (companion/sensing/evaluation.py, which also says what counts as
+the ground truth (companion/simulation/evaluation.py, which also says what counts as
 indistinguishable).
 
 Columns: events (true changes, tips and un-tips); exact % of the changes weight and
@@ -57,9 +57,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from companion.games import balance_duels as bd  # noqa: E402
 from companion.games.balance_model import load_model  # noqa: E402
 from companion.sensing.analysis import LEARN_FROM  # noqa: E402
-from companion.sensing.evaluation import Summary, score  # noqa: E402
+from companion.simulation.evaluation import Summary, score  # noqa: E402
 from companion.sensing.follower import ArmFollower  # noqa: E402
-from companion.sensing.simtrace import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
+from companion.simulation.traces import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
 
 LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
 GOALS = {"exact_pct": 99.5, "flagged_pct": 99.0, "tips_missed": 0, "false_pct": 0.5, "latency_median_s": 1.5}
@@ -236,7 +236,7 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
     rows, and each estimation's share of the time."""
     import companion.sensing.follower as follower_module
     import companion.sensing.settling as settling_module
-    from companion.sensing.simtrace import random_session
+    from companion.simulation.traces import random_session
 
     model = load_model("A")
     spent = {name: 0.0 for names in ESTIMATION.values() for name in names}

@@ -17,7 +17,7 @@ EXIT_CONFIG = 2
 EXIT_START = 1
 # modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
 # sets `func` (args -> exit code) with set_defaults
-PLUGIN_COMMANDS: tuple[str, ...] = ("companion.sensing.commands", "companion.hardware.doctor", "companion.mqtt.hall",
+PLUGIN_COMMANDS: tuple[str, ...] = ("companion.table.sensing_commands", "companion.table.doctor", "companion.mqtt.hall",
                                    "companion.replay.commands")
 
 
@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_hash_pin(args: argparse.Namespace) -> int:
     import getpass
 
-    from companion.pin import check_pin_text, hash_pin
+    from companion.foundation.pin import check_pin_text, hash_pin
 
     pin = sys.stdin.readline().strip() if args.stdin else getpass.getpass("Table PIN (six digits or more): ")
     problem = check_pin_text(pin) if not pin.startswith("pbkdf2") else "give the PIN itself, not a hash"
@@ -112,7 +112,7 @@ def pin_advice(digits: int) -> str:
 
 
 def serve(cfg, port_key: str = "[web] port") -> int:
-    from companion.daemon import Companion
+    from companion.table.daemon import Companion
     from companion.store import StoreError
     from companion.web import create_app
     from companion.web import join, serving

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
+
+from companion.foundation.toml_lines import locate, toml_value
 
 FILE_VERSION = 1
 MAX_NAME = 60            # longer than any printed territory name
 MAX_NEW_TERRITORIES = 120
 MAX_BORDERS = 400        # a board of ~100 territories has ~250
 MAX_LIST = 120
-MAX_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = 64 * 1024  # the table's reader refuses a larger file before reading it
 
 
 def symmetric_links(nodes: Iterable[str], table: Mapping[str, Iterable[str]],
@@ -248,28 +248,17 @@ class MapForm:
     def empty(self) -> dict[str, Any]:
         return self.check({}, _field_error)
 
-    def load(self, path: str | os.PathLike) -> dict[str, Any]:
-        """The completion in `path` (empty when there is none); MapFileError as FILE:LINE: problem."""
-        from companion.sensing.toml_lines import locate
-
-        p = Path(path)
-        try:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                raise MapFileError(f"{p}:1: larger than {MAX_FILE_BYTES // 1024} KiB; this is not a map completion")
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return self.empty()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MapFileError(f"{p}:1: cannot read: {exc}") from None
+    def parse(self, text: str, source: str) -> dict[str, Any]:
+        """A completion file's text, checked whole; MapFileError as `source:LINE: problem`."""
         try:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             msg = str(exc)
             line = int(msg.split("(at line ", 1)[1].split(",", 1)[0]) if "(at line " in msg else 1
-            raise MapFileError(f"{p}:{line}: not valid TOML: {msg}") from None
+            raise MapFileError(f"{source}:{line}: not valid TOML: {msg}") from None
 
         def fail(table: str | None, key: str | None, message: str) -> MapFileError:
-            return MapFileError(f"{p}:{locate(text, table, key)}: {message}")
+            return MapFileError(f"{source}:{locate(text, table, key)}: {message}")
 
         return self.check(raw, fail)
 
@@ -302,8 +291,6 @@ class MapForm:
         return self.check(merged, _field_error)
 
     def render(self, data: Mapping[str, Any]) -> str:
-        from companion.sensing.toml_lines import toml_value
-
         lines = [
             f"# {self.game}: what the printed board shows and the shipped map data lacks,",
             "# entered by the players (the page's Map form writes this file; it may be edited by hand).",
@@ -316,13 +303,6 @@ class MapForm:
             lines += ["", f"[{self.group}.{gid}]"]
             lines += [f"{k} = {toml_value(v)}" for k, v in spec.items()]
         return "\n".join(lines) + "\n"
-
-    def save(self, path: str | os.PathLike, data: Mapping[str, Any]) -> Path:
-        from companion.atomic import write_atomic
-
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        return write_atomic(p, self.render(data))
 
 
 def _field_error(table: str | None, key: str | None, message: str) -> MapFileError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.faults import DeviceFault
 from companion.hardware.i2c import I2CDevice
 

@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.faults import DeviceFault
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from gpiozero import LED, Buzzer, DigitalInputDevice
 
-from companion.clock import Clock
-from companion.devices import Debouncer
+from companion.foundation.clock import Clock
 from companion.hardware.deadline import Backoff
+from companion.hardware.debounce import Debouncer
 from companion.hardware.faults import STUCK_BUTTON_S, DeviceFault, gpio_fault, stuck_button_fault
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.deadline import SampleStats
 from companion.hardware.faults import DeviceFault, gpio_fault
 

@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.deadline import DeadlineWorker, SampleStats
 from companion.hardware.faults import DeviceFault, i2c_open_fault, i2c_transfer_fault
 

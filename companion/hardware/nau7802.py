@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.faults import DeviceFault
 from companion.hardware.i2c import I2CDevice
 

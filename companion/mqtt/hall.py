@@ -21,11 +21,11 @@ from typing import Any, Mapping
 
 from flask import Flask, Response, jsonify, send_from_directory
 
-from companion import strict_json
-from companion.clock import Clock
+from companion.foundation import strict_json
+from companion.foundation.clock import Clock
 from companion.mqtt import payloads as P
 from companion.mqtt.publisher import CONNECTED, CONNECTING, DISCONNECTED, make_client
-from companion.mqtt.settings import DEFAULT_HALL, check_name
+from companion.config.mqtt import DEFAULT_HALL, check_name
 from companion.web.errors import install_json_errors, strict_json_app
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from companion import __version__, strict_json
-from companion.mqtt.settings import TOPIC_ROOT, MqttConfig
+from companion import __version__
+
+from companion.foundation import strict_json
+from companion.config.mqtt import TOPIC_ROOT, MqttConfig
 
 ONLINE = "online"
 OFFLINE = "offline"

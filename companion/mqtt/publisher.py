@@ -26,9 +26,9 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.mqtt import payloads as P
-from companion.mqtt.settings import MqttConfig
+from companion.config.mqtt import MqttConfig
 
 log = logging.getLogger(__name__)
 WINDOW = 20               # messages handed to paho and not yet acknowledged by the broker

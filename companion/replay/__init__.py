@@ -1,7 +1,8 @@
-"""Re-running a game at the table off-line: the inputs file, the flight recorder, its bundle, and the replay.
+"""`companion replay`: a recorded session re-run through the daemon's own Balance Duels path, off-line.
 
-- `inputs`: what the players did besides moving pawns (rolls, page actions, answers, undo), as JSON lines.
-- `recorder`: the daemon's flight recorder, the last minutes of samples and inputs in RAM.
-- `bundle`: the `.tar.gz` a "Report a misread" downloads.
-- `session`: `companion replay`, the daemon's Balance Duels path on a recorded session.
+- `session`: the replay (the arm link and game host the daemon runs, on a recorded session's clock).
+- `commands`: the `companion replay` command.
+
+The inputs file, the flight recorder and the misread report it reads live in companion.recorder.
+Imports: table, recorder and everything below them.
 """

@@ -104,7 +104,7 @@ def run(trace: str | Path, config: str | Path, *, inputs: str | Path | None = No
         calibration: str | Path | None = None, use_beside: bool = True, expected: Path | None = None,
         out: TextIO | None = None, err: TextIO | None = None) -> int:
     """The command's work: problems on `err` with exit code 2 and nothing on `out`; else every line on `out`."""
-    from companion.replay.inputs import InputError, read_inputs
+    from companion.recorder.inputs import InputError, read_inputs
     from companion.replay.session import Replay, check_inputs, load_setup
     from companion.sensing.analysis import AnalysisConfigError
     from companion.sensing.trace import TraceError, read_trace

@@ -1,6 +1,6 @@
 """`companion replay`: the daemon's Balance Duels path — follower, arm link, rules — on a recorded session.
 
-The same objects the daemon wires together (companion.daemon) run here on the trace's own
+The same objects the daemon wires together (companion.table.daemon) run here on the trace's own
 clock, as fast as the machine allows: a fresh in-memory event store, no web server, no
 buttons, no lights. Trace rows are fed to the arm link as the sensor threads feed it; the
 inputs (rolls, page actions, answers, undo) are applied between them at their times. The
@@ -12,7 +12,6 @@ Everything a run prints follows from its files: two runs print the same bytes.
 
 from __future__ import annotations
 
-import json
 import math
 import time as _time
 from collections import deque
@@ -20,18 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from companion.arm_link import ArmLink
-from companion.clock import Clock
+from companion.table.arm_link import ArmLink
+from companion.foundation.clock import Clock
 from companion.config import Config
 from companion.games.balance_model import Model
 from companion.games.base import RuleError
 from companion.games.registry import engines
-from companion.host import GameHost
-from companion.replay.inputs import Input
+from companion.table.host import GameHost
+from companion.recorder.inputs import Input
+from companion.recorder.lines import line_text
 from companion.sensing.calibration import ArmCalibration, calibrated_model
 from companion.sensing.follower import ArmFollower
 from companion.store import Event, EventStore
-from companion.table_time import TableTime
+from companion.foundation.table_time import TableTime
 
 LIVE_EVERY_S = 0.5          # how often the page asks for live readings (and so sees a lasting mismatch)
 Row = tuple[float, str, float]
@@ -71,20 +71,6 @@ class _TraceClock(Clock):
 
     def sleep(self, seconds: float) -> None:  # nothing in a replay waits
         pass
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
-def line_text(line: dict) -> str:
-    """One output line: its own keys (and a summary's) in order, everything inside them with sorted keys."""
-    out = {k: ({kk: _sorted(vv) for kk, vv in v.items()} if k == "summary" else _sorted(v)) for k, v in line.items()}
-    return json.dumps(out, ensure_ascii=False, separators=(", ", ": "))
 
 
 def event_line(t: float, seq: int, ev: Event, source: str) -> dict:
@@ -313,7 +299,7 @@ def _chain(first: Row, rest: Iterator[Row]) -> Iterator[Row]:
 
 def check_inputs(setup: ReplaySetup, inputs: Sequence[Input], name: str) -> None:
     """What only the arm can judge: every follower memory must fit this calibration and model (InputError)."""
-    from companion.replay.inputs import InputError
+    from companion.recorder.inputs import InputError
     from companion.sensing.memory import resume
 
     for item in inputs:

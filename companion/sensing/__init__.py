@@ -9,6 +9,9 @@ but no game rules. See docs/sensing.md. The pieces the daemon uses:
 - `for_config`, `calibrated_model` (calibration.py): the calibration the daemon runs
   with (config + calibration.toml beside it);
 - `CalibrationSession` (calibration_steps.py): the calibration steps, for the page.
+
+Imports: config, games (the arm's geometry and physics), foundation. Never a driver, the store or the
+running table: what the devices read reaches it as plain samples.
 """
 
 from companion.sensing.calibration import ArmCalibration, calibrated_model, for_config

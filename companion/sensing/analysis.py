@@ -23,7 +23,7 @@ from companion.sensing.calibration import (ArmCalibration, CalibrationFileError,
                                            from_config, load_file)
 from companion.sensing.events import EVENT_KINDS, ArmEvent
 from companion.sensing.follower import ArmFollower, FollowerSettings
-from companion.sensing.toml_lines import end_line, locate
+from companion.foundation.toml_lines import end_line, locate
 from companion.sensing.trace import TraceError, read_trace
 
 EXIT_OK = 0

@@ -21,12 +21,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from companion.atomic import write_atomic
+from companion.foundation.atomic import write_atomic
 from companion.games.balance_model import Model, make_physics
 from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, TiltDebouncer
 from companion.sensing.inference import Geometry
 from companion.sensing.swing import ArmSwing, fit_swing, refine_swing
-from companion.sensing.toml_lines import locate
+from companion.foundation.toml_lines import locate
 
 Row = tuple[float, str, float]
 CALIBRATION_FILE = "calibration.toml"

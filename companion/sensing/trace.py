@@ -98,3 +98,10 @@ def _rows(f, name: str, cells: set[str]) -> Iterator[tuple[float, str, float]]:
         else:
             raise TraceError(name, number, f"unknown sensor {sensor!r} (known: {', '.join(known)})")
         yield t, sensor, value
+
+
+def format_row(t: float, sensor: str, value: float) -> str:
+    """One row as read_trace reads it back: counts and the switch as whole numbers, g to a millionth."""
+    if sensor == "tilt" or sensor.startswith("load"):
+        return f"{t:.6f},{sensor},{int(value)}"
+    return f"{t:.6f},{sensor},{value:.6f}"

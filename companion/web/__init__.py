@@ -1,7 +1,8 @@
 """The Flask app (app factory): the live page, a JSON API and a Server-Sent Events stream.
 
 Served by waitress, never by Flask's development server. Every asset comes from
-the daemon itself: the table may have no internet.
+the daemon itself: the table may have no internet. The app is handed the running table
+(create_app(companion)) and never imports it. Imports: store, games, config, foundation.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request, send_from_directory
 
-from companion import strict_json
+from companion.foundation import strict_json
 from companion.games.base import RuleError
 from companion.games.mapdata import MapFileError
 from companion.store import StoreError

@@ -29,8 +29,8 @@ import secrets
 import threading
 from dataclasses import dataclass
 
-from companion.clock import Clock
-from companion.pin import verify_pin
+from companion.foundation.clock import Clock
+from companion.foundation.pin import verify_pin
 
 COOKIE = "companion_session"
 DEVICE_COOKIE = "companion_device"

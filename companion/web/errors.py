@@ -10,13 +10,13 @@ from flask import Flask, Response, jsonify, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
-from companion import strict_json
+from companion.foundation import strict_json
 
 log = logging.getLogger(__name__)
 
 
 class StrictJSONProvider(DefaultJSONProvider):
-    """Flask's JSON, strict both ways (companion/strict_json.py): what jsonify would write as NaN fails instead."""
+    """Flask's JSON, strict both ways (companion/foundation/strict_json.py): what jsonify would write as NaN fails instead."""
 
     sort_keys = False
 

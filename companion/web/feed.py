@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable
 
-from companion import strict_json
+from companion.foundation import strict_json
 
 KEPT_EVENT_MESSAGES = 512   # more than the host keeps for resuming, so a catching-up page never re-encodes
 LIVE_MAX_AGE_S = 0.2        # streams ask for live readings on their own beat; one encoding serves all of them

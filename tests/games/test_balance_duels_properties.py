@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.games import balance_duels as bd
 from companion.games import balance_physics as bp
-from companion.hardware.simulated import SimulatedTable
+from companion.simulation.table import SimulatedTable
 
 MODEL = bd.load_model("A")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

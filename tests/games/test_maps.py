@@ -15,6 +15,7 @@ from companion.games import balance_of_power as bop
 from companion.games import risk
 from companion.games.base import RuleError
 from companion.games.mapdata import MAX_BORDERS, MapFileError
+from companion.table.maps import load_completion, save_completion
 
 DATA = Path(risk.__file__).parent / "data"
 RULES = Path(os.environ.get("COMPANION_RULES_DIR", Path(__file__).resolve().parents[3] / "shared" / "rules"))
@@ -143,9 +144,9 @@ def test_a_completion_round_trips_through_its_file(tmp_path):
     # names come back as the board spells them, each border once; the shipped one (none here) is left out
     assert data["borders"] == [["Denmark", "Germany"], ["Germany", "Netherlands"]]
     assert data["regions"] == {"purple": {"bonus": 3, "territories": ["Norway", "Sweden"]}}
-    risk.MAP_FORM.save(path, data)
-    assert risk.MAP_FORM.load(path) == data
-    assert risk.MAP_FORM.load(tmp_path / "absent.toml") == risk.MAP_FORM.empty()
+    save_completion(risk.MAP_FORM, path, data)
+    assert load_completion(risk.MAP_FORM, path) == data
+    assert load_completion(risk.MAP_FORM, tmp_path / "absent.toml") == risk.MAP_FORM.empty()
     again = risk.MAP_FORM.add(data, {"borders": [["Germany", "Denmark"]]})
     assert again == data
 
@@ -154,8 +155,8 @@ def test_bop_completion_adds_printed_territories_and_empires(tmp_path):
     data = completed(bop.MAP_FORM, territories=["Burgundy", "Scotland"], borders=[["Paris", "Burgundy"], ["Scotland", "Midlands"]],
                      empires={"france": {"capital": "Paris", "territories": ["Burgundy"]}, "great_britain": {"territories": ["Scotland"]}})
     path = tmp_path / "balance_of_power.toml"
-    bop.MAP_FORM.save(path, data)
-    assert bop.MAP_FORM.load(path) == data
+    save_completion(bop.MAP_FORM, path, data)
+    assert load_completion(bop.MAP_FORM, path) == data
     assert data["empires"]["france"] == {"capital": "Paris", "territories": ["Burgundy"]}
 
 
@@ -191,19 +192,19 @@ def test_a_bad_file_is_named_by_line(tmp_path):
     path = tmp_path / "risk.toml"
     path.write_text('version = 1\nborders = [["Italy", "Austria"]]\n\n[regions.purple]\nbonus = 3\nterritories = ["Norwya"]\n')
     with pytest.raises(MapFileError, match=rf"^{re.escape(str(path))}:6: \[regions.purple\] territories #1: 'Norwya' is not a territory.*Norway"):
-        risk.MAP_FORM.load(path)
+        load_completion(risk.MAP_FORM, path)
     path.write_text('version = 1\nborders = [["Italy", \n')
     with pytest.raises(MapFileError, match=rf"^{re.escape(str(path))}:\d+: not valid TOML"):
-        risk.MAP_FORM.load(path)
+        load_completion(risk.MAP_FORM, path)
     path.write_text("version = 2\n")
     with pytest.raises(MapFileError, match=r":1: version must be 1"):
-        risk.MAP_FORM.load(path)
+        load_completion(risk.MAP_FORM, path)
 
 
 def test_the_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     path = tmp_path / "risk.toml"
     old = completed(risk.MAP_FORM, borders=[["Italy", "Austria"]])
-    risk.MAP_FORM.save(path, old)
+    save_completion(risk.MAP_FORM, path, old)
     before = path.read_bytes()
 
     def power_cut(*args):
@@ -211,7 +212,7 @@ def test_the_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", power_cut)
     with pytest.raises(OSError):
-        risk.MAP_FORM.save(path, completed(risk.MAP_FORM, borders=[["Italy", "Slovenia"]]))
+        save_completion(risk.MAP_FORM, path, completed(risk.MAP_FORM, borders=[["Italy", "Slovenia"]]))
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["risk.toml"]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from companion import cli
-from companion.hardware import doctor as doctor_mod
-from companion.hardware.doctor import Doctor
+from companion.table import doctor as doctor_mod
+from companion.table.doctor import Doctor
 from tests.hardware.fake_i2c import FakeI2C, MPU6050Chip, NAU7802Chip
 from tests.hardware.mock_pins import held_down
 

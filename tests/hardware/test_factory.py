@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.config import parse
-from companion.devices import Calibration, SensorMonitor
+from companion.table.devices import Calibration, SensorMonitor
 from companion.games.balance_model import load_model
-from companion.hardware.factory import (PendingAccelerometer, PendingLoadCell, PendingTiltSwitch, build_devices)
+from companion.table.device_factory import (PendingAccelerometer, PendingLoadCell, PendingTiltSwitch, build_devices)
 from companion.hardware.gpio_devices import GpioButtonPanel, GpioIndicators, GpioTiltSwitch
 from companion.hardware.hx711_cell import HX711Cell
 from companion.hardware.interfaces import (Accelerometer, ButtonPanel, Indicators, LoadCell, SensorFault,
@@ -252,7 +252,7 @@ def test_importing_the_drivers_does_not_import_rpi_gpio():
     import subprocess
     import sys
 
-    code = ("import sys, companion.hardware.factory, companion.hardware.doctor, companion.cli; "
+    code = ("import sys, companion.table.device_factory, companion.table.doctor, companion.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('hx711', 'RPi')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"

@@ -8,7 +8,7 @@ import time
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.hardware.faults import DeviceFault
 from companion.hardware.gpio_devices import GpioButtonPanel, GpioIndicators, GpioTiltSwitch
 from companion.hardware.interfaces import ButtonPanel, Indicators, SensorFault, TiltSwitch

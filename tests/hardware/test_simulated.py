@@ -5,12 +5,13 @@ import math
 
 import pytest
 
-from companion.clock import FakeClock
-from companion.devices import Calibration, Debouncer, SensorMonitor
+from companion.foundation.clock import FakeClock
+from companion.hardware.debounce import Debouncer
+from companion.table.devices import Calibration, SensorMonitor
 from companion.games.balance_model import load_model
 from companion.hardware.interfaces import SensorFault
-from companion.hardware.simulated import (SimAccelerometer, SimButtonPanel, SimIndicators, SimLoadCell,
-                                          SimTiltSwitch, SimulatedTable)
+from companion.hardware.virtual import VirtualButtonPanel, VirtualIndicators
+from companion.simulation.table import SimAccelerometer, SimLoadCell, SimTiltSwitch, SimulatedTable
 
 MODEL = load_model("A")
 
@@ -116,7 +117,7 @@ def test_monitor_reports_weight_angle_and_faults_then_recovers():
 
 
 def test_buttons_and_indicators():
-    panel = SimButtonPanel(("roll", "undo"))
+    panel = VirtualButtonPanel(("roll", "undo"))
     pressed, held = [], []
     panel.on_press(pressed.append)
     panel.on_hold(held.append)
@@ -126,7 +127,7 @@ def test_buttons_and_indicators():
     with pytest.raises(ValueError, match="no button named 'jump'"):
         panel.press("jump")
     clock = FakeClock()
-    ind = SimIndicators(clock)
+    ind = VirtualIndicators(clock)
     ind.show("amber")
     ind.buzz(1.0)
     assert ind.light == "amber" and ind.buzzing
@@ -139,7 +140,7 @@ def test_buttons_and_indicators():
 def test_drift_is_a_smooth_ramp_not_placements_or_a_pressing_hand():
     import math as m
 
-    from companion.devices import _CellWatch
+    from companion.table.devices import _CellWatch
 
     cpg = 2150.0
     ramp, steps = _CellWatch(), _CellWatch()
@@ -156,9 +157,9 @@ def test_drift_is_a_smooth_ramp_not_placements_or_a_pressing_hand():
 
 
 def test_a_stuck_sim_button_gives_one_long_press_is_listed_after_the_stuck_time_and_comes_back(caplog):
-    caplog.set_level(logging.INFO, logger="companion.hardware.simulated")
+    caplog.set_level(logging.INFO, logger="companion.hardware.virtual")
     clock = FakeClock()
-    panel = SimButtonPanel(("roll", "undo"), clock=clock, stuck_s=10.0)
+    panel = VirtualButtonPanel(("roll", "undo"), clock=clock, stuck_s=10.0)
     events = []
     panel.on_press(lambda n: events.append(("press", n)))
     panel.on_hold(lambda n: events.append(("hold", n)))

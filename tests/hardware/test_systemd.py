@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.clock import FakeClock
-from companion.systemd_notify import Notifier, Watchdog, heartbeat_check, socket_address, watchdog_interval
+from companion.foundation.clock import FakeClock
+from companion.table.systemd_notify import Notifier, Watchdog, heartbeat_check, socket_address, watchdog_interval
 from tests.systemd_unit import UNIT, parse_unit, service_environment
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from companion.config import parse
-from companion.daemon import Companion
-from companion.mqtt.settings import parse_mqtt
+from companion.table.daemon import Companion
+from companion.config.mqtt import parse_mqtt
 
 HALL = "testhall"
 BROKER_START_S = 10.0

@@ -6,10 +6,10 @@ import json
 import pytest
 
 from companion.config import ConfigError, parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.mqtt import payloads as P
 from companion.mqtt.hall import HallBoard
-from companion.mqtt.settings import MqttConfig, parse_mqtt
+from companion.config.mqtt import MqttConfig, parse_mqtt
 
 
 def test_absent_or_disabled_means_off():

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from companion.clock import Clock, FakeClock
+from companion.foundation.clock import Clock, FakeClock
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.web import create_app
 
 POLL_S = 0.02
@@ -40,12 +40,12 @@ class Table:
         self.client = create_app(self.companion).test_client()
         self.loop_errors: list[str] = []     # what escaped a poll (the sensor thread logs it and goes on)
         self._handler = _ErrorRecorder(self.loop_errors)
-        logging.getLogger("companion.devices").addHandler(self._handler)
+        logging.getLogger("companion.table.devices").addHandler(self._handler)
         if live:
             self.companion.start()
 
     def close(self) -> None:
-        logging.getLogger("companion.devices").removeHandler(self._handler)
+        logging.getLogger("companion.table.devices").removeHandler(self._handler)
         self.companion.stop()
 
     def run(self, seconds: float, *, until: Callable[[], bool] | None = None) -> float:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from companion.config import ConfigError, load
 from companion.games.balance_model import MODELS_DIR, ModelError, load_model
-from companion.sensing.toml_lines import toml_value
+from companion.foundation.toml_lines import toml_value
 
 # a config that uses every section and most keys: the base the mutations start from
 FULL_CONFIG = """\

@@ -26,9 +26,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.web import create_app
 from companion.games import balance_duels as bd
 from companion.games.registry import engines

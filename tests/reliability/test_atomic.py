@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from companion import atomic
-from companion.atomic import write_atomic, write_atomic_bytes
+from companion.foundation import atomic
+from companion.foundation.atomic import write_atomic, write_atomic_bytes
 
 
 def leftovers(directory):
@@ -98,7 +98,7 @@ def test_a_reader_never_sees_a_half_written_file_even_when_the_writer_is_killed(
     """A writer rewrites a large JSON file in a loop and is kill -9'ed at random moments; the file always parses."""
     target = tmp_path / "state.json"
     write_atomic(target, json.dumps({"n": -1, "pad": "x" * 200_000}))
-    code = ("import json, sys; from companion.atomic import write_atomic\n"
+    code = ("import json, sys; from companion.foundation.atomic import write_atomic\n"
             "n = 0\n"
             "while True:\n"
             "    write_atomic(sys.argv[1], json.dumps({'n': n, 'pad': 'x' * (200_000 + n % 977)}))\n"

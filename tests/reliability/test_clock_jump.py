@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import companion
-from companion import daemon as daemon_module
+from companion.table import daemon as daemon_module
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.store import open_store
 from companion.web import create_app
 from companion.web.auth import COOKIE
@@ -45,7 +45,7 @@ class WallClock:
             def utcnow(cls):
                 return real.now(timezone.utc).replace(tzinfo=None) + clock.offset
 
-        for module in ("companion.store", "companion.devices"):
+        for module in ("companion.store", "companion.table.devices"):
             mocker.patch(f"{module}.datetime", JumpingDatetime)
         real_time = __import__("time").time
         mocker.patch("time.time", side_effect=lambda: real_time() + clock.offset.total_seconds())
@@ -188,7 +188,7 @@ def test_no_module_times_anything_by_the_wall_clock():
         for line, call, timed in wall_clock_uses(path.read_text(encoding="utf-8")):
             if timed:
                 offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {call}()")
-    assert offenders == [], "use companion.clock.Clock (time.monotonic) for timing:\n" + "\n".join(offenders)
+    assert offenders == [], "use companion.foundation.clock.Clock (time.monotonic) for timing:\n" + "\n".join(offenders)
 
 
 def test_the_scanner_itself_tells_labels_from_timing():

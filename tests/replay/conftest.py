@@ -3,11 +3,11 @@
 import pytest
 
 from companion.games.balance_model import load_model
-from companion.replay.inputs import write_inputs
-from companion.replay.simgame import play_session
-from companion.sensing.simtrace import HandStyle
+from companion.recorder.inputs import write_inputs
+from companion.simulation.games import play_session
+from companion.simulation.traces import HandStyle
 from companion.sensing.calibration import render
-from companion.sensing.simtrace import config_toml, write_trace
+from companion.simulation.traces import config_toml, write_trace
 
 # seat 1 gets like pawns on E2 and E5, then moves E5 → E7: weight and torque say exactly what E2 → E4 would
 PLAN = [("place", "E2"), ("place", "W2"), ("place", "E5"), ("place", "W2"), ("advance", "E5", "E7")]

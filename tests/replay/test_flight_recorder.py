@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.replay.commands import cmd_replay, compare
-from companion.replay.inputs import parse_lines
+from companion.recorder.inputs import parse_lines
 from companion.web import create_app
 
 from .table_play import Players, fake_time_wait, real_time_wait, unpack

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from companion.replay.inputs import MAX_LINE_BYTES, Input, InputError, parse_lines, read_inputs, write_inputs
+from companion.recorder.inputs import MAX_LINE_BYTES, Input, InputError, parse_lines, read_inputs, write_inputs
 
 GOOD = [
     {"t": 0, "new_game": {"game": "balance_duels", "options": {"players": 2}}},

@@ -1,7 +1,7 @@
 """The flight recorder keeps the last minutes in RAM, bounded by time and by size."""
 
-from companion.replay.inputs import Input
-from companion.replay.recorder import ROW_BYTES, Checkpoint, FlightRecorder
+from companion.recorder.inputs import Input
+from companion.recorder.flight import ROW_BYTES, Checkpoint, FlightRecorder
 
 
 def fill(rec, seconds, hz=100.0, start=0.0):

@@ -7,7 +7,7 @@ import tarfile
 import pytest
 
 from companion.cli import main
-from companion.replay.inputs import Input, parse_lines, write_inputs
+from companion.recorder.inputs import Input, parse_lines, write_inputs
 from companion.replay.session import Replay, replay
 
 

@@ -10,7 +10,7 @@ from companion.games.balance_model import load_model
 from companion.sensing.calibration import (ArmCalibration, CalibrationFileError, CalibrationRefused, CellCalibration,
                                            apply_file, calibrated_model, counts_per_gram, for_config, from_config,
                                            holder_position, load_file, render, save, stiffness, tare, theta_max)
-from companion.sensing.simtrace import HandStyle, TableScript
+from companion.simulation.traces import HandStyle, TableScript
 
 MODEL = load_model("A")
 QUIET = HandStyle(duration_s=(0.5, 0.6), force_g=(10.0, 15.0), long_press_share=0.0)

@@ -7,7 +7,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.sensing.calibration import CalibrationRefused, load_file
 from companion.sensing.calibration_steps import CalibrationSession
-from companion.sensing.walkthrough import SimulatedArm, Walkthrough
+from companion.table.walkthrough import SimulatedArm, Walkthrough
 
 MODEL = load_model("A")
 

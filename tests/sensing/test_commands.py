@@ -9,10 +9,10 @@ import types
 import pytest
 
 from companion.cli import main
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.games.balance_model import load_model
-from companion.hardware.simulated import SimAccelerometer, SimLoadCell, SimTiltSwitch, SimulatedTable
-from companion.sensing import record as record_module
+from companion.simulation.table import SimAccelerometer, SimLoadCell, SimTiltSwitch, SimulatedTable
+from companion.table import record as record_module
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.sensing.drift import MIN_SPELL_S, ZeroDrift, spell_slope
 from companion.sensing.follower import ArmFollower
-from companion.sensing.simtrace import HandStyle, TableScript, with_profile
+from companion.simulation.traces import HandStyle, TableScript, with_profile
 
 MODEL = load_model("A")
 

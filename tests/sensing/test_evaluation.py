@@ -1,9 +1,9 @@
 """The benchmark's referee: what weight and torque can tell apart, and how outcomes are scored."""
 
 from companion.games.balance_model import load_model
-from companion.sensing.evaluation import Summary, distinguishable, score
+from companion.simulation.evaluation import Summary, distinguishable, score
 from companion.sensing.follower import ArmFollower
-from companion.sensing.simtrace import Action, HandStyle, TableScript
+from companion.simulation.traces import Action, HandStyle, TableScript
 
 MODEL = load_model("A")
 

@@ -8,7 +8,7 @@ import pytest
 
 from companion.games.balance_model import load_model
 from companion.sensing.follower import ArmFollower
-from companion.sensing.simtrace import HandStyle, TableScript, with_profile
+from companion.simulation.traces import HandStyle, TableScript, with_profile
 
 MODEL = load_model("A")
 STEADY = HandStyle(long_press_share=0.0)
@@ -299,7 +299,7 @@ def _firm_moves(restore: bool, monkeypatch) -> tuple[int, list[float]]:
     """Quick moves with firm presses on a quiet 10 SPS table: (spike runs dropped, how far each move's touches were
     located from where the hands pressed)."""
     from companion.sensing import follower as follower_module
-    from companion.sensing.simtrace import ArmStyle
+    from companion.simulation.traces import ArmStyle
 
     if not restore:
         monkeypatch.setattr(follower_module, "shared_runs", lambda own, dropped, others: [])

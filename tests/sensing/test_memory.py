@@ -10,7 +10,7 @@ from companion.games.balance_model import load_model
 from companion.sensing.follower import ArmFollower
 from companion.sensing.memory import memory_of, resume
 from companion.sensing.settling import FAMILY, NOMINAL, Settling, delay
-from companion.sensing.simtrace import TableScript
+from companion.simulation.traces import TableScript
 
 MODEL = load_model("A")
 

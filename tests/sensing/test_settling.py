@@ -128,7 +128,7 @@ def test_the_angles_fits_choose_a_shape_before_the_touches_can():
 def _late_settling_table(seed: int, places: int = 8, moves: bool = True):
     from companion.games.balance_model import load_model
     from companion.sensing.follower import ArmFollower
-    from companion.sensing.simtrace import ArmStyle, HandStyle, TableScript, with_profile
+    from companion.simulation.traces import ArmStyle, HandStyle, TableScript, with_profile
     import bisect
 
     truth = (0.05, 0.35, 0.4, 0.2)
@@ -198,7 +198,7 @@ def test_without_a_game_the_changes_no_other_account_explains_teach_the_settling
     from companion.sensing import analysis
     from companion.sensing.calibration import render
     from companion.sensing.follower import ArmFollower
-    from companion.sensing.simtrace import HandStyle, TableScript, config_toml, with_profile, write_trace
+    from companion.simulation.traces import HandStyle, TableScript, config_toml, with_profile, write_trace
 
     model = load_model("A")
     script = TableScript(model, with_profile("quiet-10sps", settle_fir=(0.05, 0.35, 0.4, 0.2)), seed=22,

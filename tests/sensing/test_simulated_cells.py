@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.games.balance_model import load_model
-from companion.hardware.simulated import SimulatedTable
-from companion.sensing.simtrace import HandStyle, SensorSim, TableScript, with_profile
+from companion.simulation.table import SimulatedTable
+from companion.simulation.traces import HandStyle, SensorSim, TableScript, with_profile
 
 
 @pytest.mark.parametrize("taps", [(1.0,), (0.6, 0.4), (0.5, 0.3, 0.2), (0.4, 0.3, 0.2, 0.1),

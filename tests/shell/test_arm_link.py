@@ -6,7 +6,7 @@ import time
 import pytest
 
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.games import balance_duels as bd
 from companion.web import create_app
 
@@ -83,7 +83,7 @@ def test_two_moves_alike_are_asked_about_and_answered(comp):
 @pytest.fixture
 def still(tmp_path):
     """A simulated Companion on a fake clock, its sensors polled by the test: the same run every time."""
-    from companion.clock import FakeClock
+    from companion.foundation.clock import FakeClock
 
     cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False, "seed": 3}}),
                               store_path=tmp_path / "db.sqlite3")
@@ -120,7 +120,7 @@ def test_moves_entered_on_the_page_then_made_on_the_arm_are_not_misreads(still):
 
 
 def test_a_move_entered_on_the_page_but_never_made_is_reported_once_the_players_had_time(still, monkeypatch):
-    from companion.arm_link import EXPECT_S, MISMATCH_LASTS_S
+    from companion.table.arm_link import EXPECT_S, MISMATCH_LASTS_S
 
     run_for(still, 3)
     monkeypatch.setattr(still, "_sync_table", lambda hand=True: None)    # nobody touches the arm

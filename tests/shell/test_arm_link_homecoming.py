@@ -2,13 +2,13 @@
 
 from dataclasses import replace
 
-from companion.arm_link import ArmLink
+from companion.table.arm_link import ArmLink
 from companion.games import balance_duels as bd
 from companion.games.balance_duels import Pawn
 from companion.games.balance_model import load_model
 from companion.sensing.follower import ArmFollower
-from companion.sensing.simtrace import TableScript
-from companion.table_time import TableTime
+from companion.simulation.traces import TableScript
+from companion.foundation.table_time import TableTime
 
 MODEL = load_model("A")
 

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.web import create_app
 
 

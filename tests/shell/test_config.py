@@ -112,7 +112,7 @@ def test_a_pin_hash_that_could_never_match_is_refused(pin, needle):
 
 
 def test_a_good_pin_hash_is_taken_and_checks_pins():
-    from companion.pin import hash_pin, verify_pin
+    from companion.foundation.pin import hash_pin, verify_pin
 
     made = hash_pin("246810")
     assert parse({"web": {"pin": made}}).pin_hash == made and verify_pin("246810", made)

@@ -7,9 +7,9 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 from companion.web import create_app
 
 

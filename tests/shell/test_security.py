@@ -5,10 +5,10 @@ import threading
 
 import pytest
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.config import ConfigError, parse
-from companion.daemon import Companion
-from companion.pin import hash_pin, verify_pin
+from companion.table.daemon import Companion
+from companion.foundation.pin import hash_pin, verify_pin
 from companion.web import create_app
 from companion.web.auth import COOKIE, DEVICE_COOKIE, FREE_TRIES, TABLE_BURST, TABLE_GUESSES_PER_HOUR, Locked, PinGuard
 

@@ -7,7 +7,7 @@ import pytest
 from companion.games import balance_duels as bd
 from companion.games.base import RuleError
 from companion.games.registry import engines
-from companion.host import GameHost
+from companion.table.host import GameHost
 from companion.store import EventStore, StoreError
 
 MODEL = bd.load_model("A")

@@ -2,7 +2,7 @@
 
 import json
 
-from companion.host import RECENT_EVENTS
+from companion.table.host import RECENT_EVENTS
 from companion.web import create_app
 from companion.web.feed import KEPT_EVENT_MESSAGES, StreamFeed
 from tests.shell.table import changes

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from companion import strict_json
+from companion.foundation import strict_json
 from companion.web import create_app
 from companion.web.feed import sse
 

@@ -4,7 +4,7 @@ import dataclasses
 import threading
 
 from companion.config import parse
-from companion.daemon import Companion
+from companion.table.daemon import Companion
 
 
 def make(tmp_path, demo=True):

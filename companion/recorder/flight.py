@@ -4,7 +4,7 @@ It keeps every sample the arm's follower was given (time, sensor, value, packed 
 arrays: 17 bytes a row) and every input from the table — page and button actions, rolls,
 undo, new games, and the answers to "Which move was made?" as the move chosen — plus what
 the daemon did with them (its events, questions and notices, to compare a replay with).
-All of it is stamped on the table clock (companion/table_time.py) under the table lock.
+All of it is stamped on the table clock (companion/foundation/table_time.py) under the table lock.
 
 Memory is bounded two ways: the newest `window_s` seconds, and at most `max_bytes`. Time
 is cut into chunks of `CHUNK_S`; each remembers where the game stood when it began (its
@@ -29,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from companion.replay.inputs import Input
+from companion.recorder.inputs import Input
 
 WINDOW_S = 20 * 60.0
 MAX_BYTES = 16 * 1024 * 1024

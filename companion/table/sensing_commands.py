@@ -7,11 +7,28 @@ import json
 import sys
 from pathlib import Path
 
-from companion.sensing.simtrace import PROFILES
 
 EXIT_OK = 0
 EXIT_START = 1
 EXIT_BAD_INPUT = 2
+
+
+class _SimulatedProfiles:
+    """The simulated sensors' noise profiles as argparse choices, read from the simulator only when asked.
+
+    Every `companion` command builds this parser; only `record --simulate` (or its help) needs the simulator.
+    """
+
+    def _names(self) -> list[str]:
+        from companion.simulation.traces import PROFILES
+
+        return sorted(PROFILES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
 
 
 def add_commands(subparsers) -> None:
@@ -38,7 +55,7 @@ def add_commands(subparsers) -> None:
     rec.add_argument("--seconds", type=float, help="how long (default: until Ctrl-C; 60 with --simulate)")
     rec.add_argument("--config", type=Path, help="the TOML config naming the sensors")
     rec.add_argument("--simulate", action="store_true", help="record from the simulated table")
-    rec.add_argument("--profile", default="quiet-10sps", choices=sorted(PROFILES),
+    rec.add_argument("--profile", default="quiet-10sps", choices=_SimulatedProfiles(),
                      help="noise of the simulated sensors (default quiet-10sps)")
     rec.add_argument("--seed", type=int, default=0, help="random seed of the simulated table")
     rec.add_argument("--write-config", type=Path, metavar="FILE",
@@ -95,7 +112,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         return _record_simulated(args)
     if args.write_config or args.truth:
         return _fail(EXIT_BAD_INPUT, "--write-config and --truth go with --simulate")
-    from companion.sensing.record import DeviceReader, DriversUnavailable, build_devices, record_devices
+    from companion.table.record import DeviceReader, DriversUnavailable, build_devices, record_devices
 
     cfg = _config(args.config)
     if not cfg.load_cells and cfg.accelerometer is None and cfg.tilt_switch is None:
@@ -117,8 +134,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def _record_simulated(args: argparse.Namespace) -> int:
     from companion.sensing.calibration import from_config
-    from companion.sensing.record import write_rows
-    from companion.sensing.simtrace import config_toml, random_session
+    from companion.table.record import write_rows
+    from companion.simulation.traces import config_toml, random_session
 
     if args.config is not None and args.write_config is not None:
         return _fail(EXIT_BAD_INPUT, "--write-config is for a trace without --config (it describes the simulated "
@@ -144,7 +161,7 @@ def _record_simulated(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from companion.sensing.calibration import calibration_path, from_config
     from companion.sensing.calibration_steps import CalibrationSession
-    from companion.sensing.walkthrough import DeviceArm, SimulatedArm, Walkthrough
+    from companion.table.walkthrough import DeviceArm, SimulatedArm, Walkthrough
 
     if args.mass is not None and not args.mass > 0:
         return _fail(EXIT_BAD_INPUT, f"--mass must be a positive number of grams, not {args.mass:g}")
@@ -157,7 +174,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         base = source.base_calibration(from_config(cfg) if cfg.load_cells else None)
         known = source.known_mass_g
     else:
-        from companion.sensing.record import DriversUnavailable, build_devices
+        from companion.table.record import DriversUnavailable, build_devices
 
         if not cfg.load_cells:
             return _fail(EXIT_BAD_INPUT, f"{cfg.source}: no [[load_cells]] configured: there is nothing to calibrate "

@@ -9,21 +9,23 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from companion import strict_json
-from companion.buttons import ButtonController
-from companion.clock import Clock
+from companion.foundation import strict_json
+from companion.table.buttons import ButtonController
+from companion.foundation.clock import Clock
 from companion.config import Config
-from companion.devices import Calibration, SensorMonitor
+from companion.table.devices import Calibration, SensorMonitor
 from companion.games import balance_duels as bd
 from companion.games.base import RuleError
 from companion.games.registry import engines
-from companion.hardware.simulated import (SimAccelerometer, SimButtonPanel, SimIndicators, SimLoadCell,
-                                          SimTiltSwitch, SimulatedTable)
-from companion.host import GameHost
+from companion.table.host import GameHost
+from companion.hardware.virtual import VirtualButtonPanel, VirtualIndicators
 from companion.store import Event, EventStore, StoreError, open_store
-from companion.table_time import TableTime, sample_value
+from companion.foundation.table_time import TableTime, sample_value
+
+if TYPE_CHECKING:
+    from companion.simulation.table import SimulatedTable
 
 log = logging.getLogger(__name__)
 SIM_ZERO_COUNTS = 8000.0       # a simulated HX711's reading with nothing on it
@@ -57,7 +59,7 @@ class Companion:
         # held by the game host around every change and by the arm link around every sample: one order for both
         self.table_lock = threading.RLock()
         self.table_time = TableTime(self.clock.now())
-        from companion.maps import MapCompletions
+        from companion.table.maps import MapCompletions
 
         self.maps = MapCompletions(config.maps_dir())
         self.host = GameHost(self.store, engines(self.model, self.maps.all()), config.game, default_options, self.clock,
@@ -69,9 +71,9 @@ class Companion:
             self.mqtt = TablePublisher(self, config.mqtt)
         self.table: SimulatedTable | None = None
         self.sensors: SensorMonitor | None = None
-        self.indicators = SimIndicators(self.clock)
+        self.indicators = VirtualIndicators(self.clock)
         mapped = sorted({b for table in config.button_actions.values() for b in table})
-        self.buttons = SimButtonPanel(("roll", "next", "confirm", "undo", *mapped), clock=self.clock)
+        self.buttons = VirtualButtonPanel(("roll", "next", "confirm", "undo", *mapped), clock=self.clock)
         self.controller = ButtonController(self.host, lambda: self.roll_die(source="button"), self.dice,
                                            {g: dict(a) for g, a in config.button_actions.items()})
         self._demo_idle = 0
@@ -98,6 +100,9 @@ class Companion:
 
     # --- simulation
     def _build_simulation(self) -> None:
+        # only a table asked to simulate (--simulate, the demo) loads the simulator
+        from companion.simulation.table import SimAccelerometer, SimLoadCell, SimTiltSwitch, SimulatedTable
+
         seed = self.config.seed
         self.table = SimulatedTable(self.model, self.clock, seed=seed)
         cal = Calibration(axis="ax", level_g=0.0)
@@ -119,7 +124,7 @@ class Companion:
 
     def _build_hardware(self) -> None:
         """Real drivers from the config; a device that fails is shown unavailable and retried, never fatal."""
-        from companion.hardware.factory import build_devices
+        from companion.table.device_factory import build_devices
 
         cfg = self.config
         self.devices = devs = build_devices(cfg, clock=self.clock)
@@ -155,7 +160,7 @@ class Companion:
 
     def _build_arm_link(self) -> None:
         """Balance Duels follows the arm: raw samples → sensing → legal moves → the game."""
-        from companion.arm_link import ArmLink
+        from companion.table.arm_link import ArmLink
         from companion.sensing.follower import ArmFollower
 
         cal = self._arm_calibration()
@@ -165,14 +170,14 @@ class Companion:
         self.controller.arm = self.arm
         self.sensors.on_sample(self.arm.feed)
         self.host.on_commit(self.arm.on_game_change)
-        from companion.calibration_desk import CalibrationDesk
+        from companion.table.calibration_desk import CalibrationDesk
 
         self.calibration = CalibrationDesk(self, cal)
         self.sensors.on_sample(self.calibration.feed)
 
-    # --- the flight recorder (companion/replay/recorder.py)
+    # --- the flight recorder (companion/recorder/flight.py)
     def _build_recorder(self) -> None:
-        from companion.replay.recorder import FlightRecorder
+        from companion.recorder.flight import FlightRecorder
 
         self.recorder = FlightRecorder(self._checkpoint, window_s=self.config.recorder_minutes * 60.0,
                                        max_bytes=int(self.config.recorder_max_mb * 1024 * 1024))
@@ -186,7 +191,7 @@ class Companion:
         self.host.on_commit(self._record_commit)
 
     def _checkpoint(self):
-        from companion.replay.recorder import Checkpoint
+        from companion.recorder.flight import Checkpoint
 
         return Checkpoint(self.host.game_id, self.host.seq)
 
@@ -195,7 +200,7 @@ class Companion:
             self.recorder.row(self.table_time.sample(t), sensor, sample_value(sensor, value))
 
     def _record_report(self, kind: str, data: Any) -> None:
-        from companion.replay.inputs import Input
+        from companion.recorder.inputs import Input
 
         if kind == "answered":
             # before the move it leads to, and in its words: the move, not the option's number
@@ -211,7 +216,7 @@ class Companion:
             self.recorder.output(t, {"t": t, "notice": data})
 
     def _record_commit(self, ev: Event) -> None:
-        from companion.replay.inputs import Input
+        from companion.recorder.inputs import Input
 
         if ev.source == "sensor":
             source = "answer" if self.arm is not None and self.arm.answering else "sensor"
@@ -231,7 +236,7 @@ class Companion:
 
     def flight_bundle(self) -> tuple[str, bytes]:
         """The misread report: (file name, .tar.gz bytes) of the recorder's window, built outside the table lock."""
-        from companion.replay import bundle
+        from companion.recorder import bundle
 
         if self.recorder is None:
             raise RuleError("this table has no sensors, so the flight recorder has nothing")
@@ -271,7 +276,7 @@ class Companion:
             self.indicators.show("off")
         self.controller.reset()
 
-    # --- buttons (companion/buttons.py says what each does per game)
+    # --- buttons (companion/table/buttons.py says what each does per game)
     def press(self, name: str) -> str | None:
         """Handle a short press; returns the refusal message when the press was out of turn."""
         try:
@@ -357,7 +362,7 @@ class Companion:
         out.update(self.controller.status())
         if self.mqtt is not None:
             out["mqtt"] = self.mqtt.status()
-        # JSON goes out strict (companion/strict_json.py): a reading gone NaN is unknown, not a 500 for /api/state
+        # JSON goes out strict (companion/foundation/strict_json.py): a reading gone NaN is unknown, not a 500 for /api/state
         # and a broken stream for every page
         return strict_json.unknown_if_not_finite(out)
 
@@ -492,7 +497,7 @@ class Companion:
 
         A stalled main loop stops the pings too, so systemd restarts the process (WatchdogSec= in the unit).
         """
-        from companion.systemd_notify import Notifier, Watchdog
+        from companion.table.systemd_notify import Notifier, Watchdog
 
         notifier = Notifier()
         watchdog = Watchdog(self.liveness_checks(checks), notifier=notifier, clock=self.clock)

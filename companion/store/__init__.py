@@ -26,6 +26,8 @@ store no longer holds is named in the notice (game, events), and seq numbers
 are never handed out twice. A damaged database is not simply replaced by the
 backup: every event still readable in it, row by row, is salvaged into the
 restored store, and the ones that could not be read are named.
+
+Imports: foundation only.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from companion.atomic import fsync_dir
+from companion.foundation.atomic import fsync_dir
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.config import Config, ConfigError, load
-from companion.hardware.factory import accelerometer_opener, load_cell_opener, tilt_opener
+from companion.table.device_factory import accelerometer_opener, load_cell_opener, tilt_opener
 from companion.hardware.faults import DeviceFault
 from companion.hardware.gpio_devices import GpioButtonPanel, GpioIndicators
 from companion.hardware.interfaces import SensorFault

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.config import Config, LoadCellConfig
 from companion.hardware.accelerometers import make_accelerometer
 from companion.hardware.deadline import Backoff

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from companion.config.errors import ConfigError
+
 TOPIC_ROOT = "companion"
 DEFAULT_HALL = "main"
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -83,8 +85,6 @@ def check_topic_prefix(value: str) -> str | None:
 
 def parse_mqtt(section: Any, source: str, *, base_dir: Path | None = None) -> MqttConfig | None:
     """Check the `[mqtt]` table (None when the file has no such section)."""
-    from companion.config import ConfigError
-
     def fail(key: str | None, problem: str) -> ConfigError:
         return ConfigError(f"{source}: [mqtt]{' ' + key if key else ''}: {problem}")
 

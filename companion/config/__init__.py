@@ -2,6 +2,9 @@
 
 Every problem is reported as `FILE: [section] key: what is wrong`, so a person
 editing companion.toml on a Pi over SSH can fix it without reading code.
+
+`errors` holds ConfigError, below every module that raises it; `mqtt` checks the `[mqtt]` section.
+Imports: games (each game checks its own options), foundation.
 """
 
 from __future__ import annotations
@@ -12,20 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from companion import strict_json
+from companion.config.errors import ConfigError
+from companion.config.mqtt import MqttConfig, parse_mqtt
+from companion.foundation import strict_json
+from companion.foundation.pin import check_pin_text, hash_pin
 from companion.games.balance_model import Model, ModelError, load_model
-from companion.mqtt.settings import MqttConfig, parse_mqtt
-from companion.pin import check_pin_text, hash_pin
 
 GAMES = ("balance_duels", "imperial", "risk", "balance_of_power", "global_powers")
 DEFAULT_PORT = 8080
 # far deeper than any real setting (a player list in game options is 3 levels); deeper values would reach the
 # rules engines, and json.dumps in the store, as a RecursionError
 MAX_DEPTH = 32
-
-
-class ConfigError(ValueError):
-    """A configuration problem; str() is one line naming file, key and problem."""
+# the players' map completions: a folder beside the config unless [maps] dir says otherwise
+MAPS_DIR = "maps"
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,6 @@ class Config:
 
     def maps_dir(self) -> Path:
         """Where the players' map completions live: [maps] dir, else maps/ beside the config (as calibration.toml)."""
-        from companion.maps import MAPS_DIR
-
         return self.maps_path if self.maps_path is not None else self.base_dir / MAPS_DIR
 
     def database(self) -> Path:

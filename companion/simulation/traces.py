@@ -1,6 +1,6 @@
 """Traces from the simulated table: scripted hands on a SimulatedTable, sampled like real parts.
 
-The table (companion.hardware.simulated) supplies the physics — angle, weight,
+The table (companion.simulation.table) supplies the physics — angle, weight,
 board contact, hand presses. This module samples it the way the real parts
 would, with what real HX711s do that the simple simulated driver does not:
 four-sample settling after a step, Gaussian noise, single-sample glitches (0, -1,
@@ -23,11 +23,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from companion.clock import FakeClock
+from companion.foundation.clock import FakeClock
 from companion.games import balance_physics as bp
 from companion.games.balance_model import Model
-from companion.hardware.simulated import SimulatedTable
+from companion.simulation.table import SimulatedTable
 from companion.sensing.calibration import ArmCalibration, CellCalibration
+from companion.sensing.trace import format_row
 
 Row = tuple[float, str, float]
 STEP_S = 0.005
@@ -560,12 +561,6 @@ def config_toml(model: Model, cal: ArmCalibration, *, model_ref: str | None = No
         lines += ["[accelerometer]", f'axis = "{cal.axis}"', f"level_g = {cal.level_g!r}", ""]
     lines += ["# no wiring: these sensors belong to the simulated table", "[simulate]", "enabled = true", ""]
     return "\n".join(lines)
-
-
-def format_row(t: float, sensor: str, value: float) -> str:
-    if sensor == "tilt" or sensor.startswith("load"):
-        return f"{t:.6f},{sensor},{int(value)}"
-    return f"{t:.6f},{sensor},{value:.6f}"
 
 
 def write_trace(path: str | Path, rows: Iterable[Row]) -> Path:

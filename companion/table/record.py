@@ -7,7 +7,7 @@ returns, then put back in time order before they are written (a short holdback
 absorbs the threads' scheduling). A device that faults is retried after a pause
 and counted; the recording goes on.
 
-The real devices come from `companion.hardware.factory.build_devices(config)`;
+The real devices come from `companion.table.device_factory.build_devices(config)`;
 with `--simulate` the rows come from the simulated table instead (simtrace.py).
 """
 
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.hardware.interfaces import SensorFault
-from companion.sensing.simtrace import format_row
+from companion.sensing.trace import format_row
 
-FACTORY = "companion.hardware.factory"
+FACTORY = "companion.table.device_factory"
 READ_TIMEOUT_S = 0.5
 ACCEL_HZ = 100.0
 TILT_HZ = 200.0

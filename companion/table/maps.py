@@ -11,10 +11,30 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
-from companion.games.mapdata import MapFileError
+from companion.foundation.atomic import write_atomic
+from companion.games.mapdata import MAX_FILE_BYTES, MapFileError, MapForm
 from companion.games.registry import map_forms
 
-MAPS_DIR = "maps"
+
+def load_completion(form: MapForm, path: Path) -> dict[str, Any]:
+    """The completion in `path` (empty when there is none); MapFileError as FILE:LINE: problem."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise MapFileError(f"{p}:1: larger than {MAX_FILE_BYTES // 1024} KiB; this is not a map completion")
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return form.empty()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MapFileError(f"{p}:1: cannot read: {exc}") from None
+    return form.parse(text, str(p))
+
+
+def save_completion(form: MapForm, path: Path, data: Mapping[str, Any]) -> Path:
+    """Written whole or not at all (a power cut leaves the old file)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(p, form.render(data))
 
 
 class MapCompletions:
@@ -22,7 +42,7 @@ class MapCompletions:
         self.directory = Path(directory)
         self.forms = map_forms()
         self._lock = threading.Lock()
-        self._data = {game: form.load(self.path(game)) for game, form in self.forms.items()}
+        self._data = {game: load_completion(form, self.path(game)) for game, form in self.forms.items()}
 
     def path(self, game: str) -> Path:
         return self.directory / f"{game}.toml"
@@ -41,7 +61,7 @@ class MapCompletions:
         form = self._form(game)
         with self._lock:
             merged = form.add(self._data[game], addition)
-            form.save(self.path(game), merged)
+            save_completion(form, self.path(game), merged)
             self._data[game] = merged
             return merged
 

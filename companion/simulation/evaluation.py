@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 from companion.games.balance_model import Model
 from companion.sensing.events import ArmEvent
 from companion.sensing.inference import Geometry, TrackedPawn, enumerate_candidates
-from companion.sensing.simtrace import Action
+from companion.simulation.traces import Action
 
 SAME_WEIGHT_G = 0.3
 SAME_TORQUE_GMM = 30.0

@@ -18,7 +18,7 @@ import socket
 import threading
 from typing import Callable, Mapping
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 
 log = logging.getLogger(__name__)
 

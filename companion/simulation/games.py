@@ -1,7 +1,7 @@
 """Whole games of Balance Duels on the simulated table, written as a trace and the table's inputs.
 
 The rules engine chooses each turn (mostly safe moves, now and then a risky one, so the arm
-tips); simulated hands make it on the simulated arm (companion/sensing/simtrace.py); the
+tips); simulated hands make it on the simulated arm (companion/simulation/traces.py); the
 players' part goes into the inputs a replay reads: the roll before each turn, passes and
 "I can't play", a new game after a game ends, and a few seconds after every physical turn
 the true move as an `answer` (used only if the companion is asking then). The players watch
@@ -23,10 +23,10 @@ from typing import Callable, Sequence
 from companion.config import parse
 from companion.games import balance_duels as bd
 from companion.games.balance_model import Model
-from companion.replay.inputs import Input
+from companion.recorder.inputs import Input
 from companion.replay.session import Replay, ReplayResult, ReplaySetup
 from companion.sensing.calibration import ArmCalibration
-from companion.sensing.simtrace import ArmStyle, HandStyle, NoiseProfile, Row, TableScript
+from companion.simulation.traces import ArmStyle, HandStyle, NoiseProfile, Row, TableScript
 
 ANSWER_AFTER_S = 3.6        # after the hands leave: past the follower's longest wait (3 s) and its next look
 

@@ -5,7 +5,7 @@ narrows that to the legal moves for the roll and applies the move when the choic
 clear, asks the table ("Which move was made?") when it is not, and reports a board
 that matches no legal move. It knows the game; the sensing layer does not.
 
-Every sample is stamped on the table's clock (companion/table_time.py) under the table
+Every sample is stamped on the table's clock (companion/foundation/table_time.py) under the table
 lock, which the game host also holds while it commits a change: the follower and the game
 see one order of samples and changes, which is what the flight recorder keeps and what
 `companion replay` plays back.
@@ -23,7 +23,7 @@ from typing import Any, Callable
 from companion.games import balance_duels as bd
 from companion.games.base import RuleError
 from companion.sensing.inference import chosen_move, match_moves
-from companion.table_time import TableTime, sample_value
+from companion.foundation.table_time import TableTime, sample_value
 
 log = logging.getLogger(__name__)
 QUESTION_OPTIONS = 4

@@ -17,8 +17,8 @@ from collections import deque
 from contextlib import nullcontext
 from typing import Any, Callable, Mapping
 
-from companion import strict_json
-from companion.clock import Clock
+from companion.foundation import strict_json
+from companion.foundation.clock import Clock
 from companion.games.base import Engine, RuleError
 from companion.store import Event, EventStore
 

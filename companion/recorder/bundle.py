@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from companion import __version__
-from companion.replay.inputs import Input, write_inputs
-from companion.replay.recorder import Recording
-from companion.replay.session import line_text
+from companion.recorder.inputs import Input, write_inputs
+from companion.recorder.flight import Recording
+from companion.recorder.lines import line_text
 from companion.sensing.calibration import ArmCalibration, render
-from companion.sensing.toml_lines import toml_value
+from companion.foundation.toml_lines import toml_value
 from companion.store import Event
-from companion.table_time import ACCEL, TICK
+from companion.foundation.table_time import ACCEL, TICK
 
 PREAMBLE_SOURCE = "input"
 

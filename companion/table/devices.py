@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from companion.clock import Clock
+from companion.foundation.clock import Clock
 from companion.games.balance_model import Model
+from companion.hardware.debounce import Debouncer
 from companion.hardware.interfaces import Accelerometer, LoadCell, SensorFault, TiltSwitch
 
 log = logging.getLogger(__name__)
@@ -97,24 +98,6 @@ class _CellWatch:
         return self.current
 
     current: float | None = None
-
-
-class Debouncer:
-    """A contact is believed only after it has stayed the same for `hold_s` (monotonic time)."""
-
-    def __init__(self, hold_s: float, initial: bool = False):
-        self.hold_s = hold_s
-        self.value = initial
-        self._candidate = initial
-        self._since = -math.inf
-
-    def update(self, raw: bool, now: float) -> bool:
-        if raw != self._candidate:
-            self._candidate = raw
-            self._since = now
-        elif raw != self.value and now - self._since >= self.hold_s:
-            self.value = raw
-        return self.value
 
 
 class SensorMonitor:

@@ -10,14 +10,16 @@ an end onto the board) is done on it before the capture.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TextIO
 
 from companion.games.balance_model import Model
 from companion.sensing.calibration import (ArmCalibration, CalibrationFileError, CalibrationRefused, CellCalibration,
                                            apply_file, load_file)
 from companion.sensing.calibration_steps import STEPS, CalibrationSession
-from companion.sensing.record import DeviceReader, capture
-from companion.sensing.simtrace import HandStyle, NoiseProfile, TableScript
+from companion.table.record import DeviceReader, capture
+
+if TYPE_CHECKING:
+    from companion.simulation.traces import NoiseProfile
 
 Row = tuple[float, str, float]
 EXIT_OK, EXIT_ABORTED = 0, 1
@@ -41,6 +43,8 @@ class SimulatedArm:
     def __init__(self, model: Model, *, seed: int = 0, profile: NoiseProfile | str = "quiet-10sps",
                  names: list[str] | None = None):
         self.model = model
+        from companion.simulation.traces import HandStyle, TableScript   # only `calibrate --simulate` needs it
+
         self.script = TableScript(model, profile, seed=seed, mass_spread=False, names=names,
                                   hands=HandStyle(duration_s=(0.5, 0.7), force_g=(10.0, 20.0), long_press_share=0.0))
         self.known_mass_g = model.physics.pawn_mass_g["L"]

@@ -192,6 +192,8 @@ class Replay:
         try:
             if item.kind == "new_game":
                 host.new_game(item.body["game"], item.body["options"], source="input")
+            elif item.kind == "action" and item.body.get("type") == "roll" and host.game == "balance_duels":
+                self.arm.roll(item.body.get("value"), source="input", action=item.body)   # kept, never refused
             elif item.kind == "action":
                 host.act(item.body, source="input")
             elif item.kind == "undo":
@@ -207,7 +209,16 @@ class Replay:
     def _answer(self, t: float, item: Input) -> None:
         q = self.arm.question
         why = None
-        if q is None:
+        if q is None and self.arm.judging:
+            # named before the companion asked: the players' word for the move being judged, when it is legal
+            try:
+                self.arm.answer_move(item.body)
+            except RuleError as exc:
+                why = str(exc)
+            else:
+                self._counts["answered"] += 1
+                return
+        elif q is None:
             why = "the companion was not asking which move was made"
         else:
             wanted = item.body

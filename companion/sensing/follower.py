@@ -1061,6 +1061,36 @@ class ArmFollower:
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
 
+    @property
+    def judging(self) -> bool:
+        """Whether a change is under way or being weighed: hands on the arm, or off and not yet decided."""
+        return self.mode in ("moving", "deciding")
+
+    def decide_now(self) -> list[ArmEvent]:
+        """Close the judgment of the change being weighed at once, with what has been read so far.
+
+        The players are on to the next turn (they rolled, or named the move): they never wait for the
+        swing to die out. The verdict is the one the longest wait would give now — decided when the best
+        account explains the readings at all, flagged ambiguous when it is not sure — so the game applies
+        it only if it meets its own bar and asks otherwise. With hands still on the arm there is nothing to
+        judge yet; the events decided are returned (and not given again by `feed`).
+        """
+        if self.mode != "deciding":
+            return []
+        t = self.t
+        board_state = self._board(t)
+        self._last_board = board_state
+        m, board = self._measure_after(t, True, board_state=board_state)
+        if m is not None:
+            ranked, pairs, m = self._rank(t, m, board_state, True)
+            verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at)
+            if verdict.decided:
+                self._decide(t, verdict, m, board, pairs)
+            elif not verdict.explained:
+                self._unexplained(t, m, board, ranked)
+        out, self._new = self._new, []
+        return out
+
     def _handled_for_nothing(self, verdict, m: Measurement) -> bool:
         """Whether "nothing changed" is the verdict on a gesture whose touches lifted or set down a pawn's weight:
         a pawn put back where it was, or — far likelier — a move the swing has not yet shown. Only the swing's

@@ -18,7 +18,7 @@ import logging
 import math
 import threading
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from companion.games import balance_duels as bd
 from companion.games.base import RuleError
@@ -82,6 +82,11 @@ class ArmLink:
         self._homecoming: float | None = None    # when a change brought a player home, while its tip may still come
         # (the game's pawns, until when): the game changed and the arm has yet to be made to match it
         self._expect: tuple[list, float] | None = None
+        # the players' pace: a roll that came while the last move was still being judged, kept (value, source)
+        # until that move is on the game; and a move they named before being asked, for the change being judged
+        self._held_roll: tuple[int, str] | None = None
+        self._players_move: dict | None = None
+        self.releasing_roll = False        # while a kept roll is being made to count (the recorder has it already)
 
     @property
     def lock(self) -> threading.RLock:
@@ -131,6 +136,8 @@ class ArmLink:
                 self._take_games_word()
             if self._pending is not None and t >= self._pending[3]:
                 self._look_again(t)
+            if self._held_roll is not None:
+                self._release_held_roll()
             if self.restart_every_s is not None and t - self._restarted_at >= self.restart_every_s:
                 self._maybe_restart(t)
 
@@ -161,6 +168,7 @@ class ArmLink:
             self.clearing = False
             self._pending = None
             self._expect = None
+            self._players_move = None
 
     # --- events out
     def _on_event(self, ev) -> None:
@@ -170,6 +178,9 @@ class ArmLink:
         state = host.state
         model = self.model
         if ev.event == "unexplained":
+            if self._players_move is not None and ev.change is not None:
+                self._apply_players_move(ev.change)
+                return
             if self._expect is not None:
                 self._caught_up()    # the players are still making the arm match the page: nothing to say yet
                 return
@@ -196,6 +207,9 @@ class ArmLink:
         self._homecoming = None
         if self._expect is not None:
             self._caught_up()        # as above: the change is the players making the arm match the page
+            return
+        if self._players_move is not None:
+            self._apply_players_move(change)
             return
         if self._pending is not None:
             self._ask(self._pending)   # a new change came before the last could be told: ask about that one first
@@ -346,20 +360,137 @@ class ArmLink:
             self._tip()
 
     def answer(self, option: Any) -> None:
-        """The players say which move it was (from the page or the buttons)."""
+        """The players say which move it was (from the page or the buttons): an option of the open question, or,
+        while the companion is still looking, of the candidates the page shows."""
         with self._lock:
             q = self.question
+            if q is None and self._pending is not None:
+                q = self._candidates_question()
             if q is None:
                 raise RuleError("the companion is not asking anything now")
             if isinstance(option, bool) or not isinstance(option, int) or not 0 <= option < len(q["options"]):
                 raise RuleError(f"answer with an option from 0 to {len(q['options']) - 1}")
             move = q["options"][option]["move"]
+            self._pending = None
             self._report("answered", move)
             self.answering = True
             try:
                 self._apply(move, q["change"])
             finally:
                 self.answering = False
+            self._release_held_roll()
+
+    def _candidates_question(self) -> dict | None:
+        change, _, _, _, matches = self._pending
+        fitting = [m for m in matches if m.fits][:QUESTION_OPTIONS]
+        if not fitting:
+            return None
+        return {"options": [{"label": m.text, "move": m.move} for m in fitting], "change": change}
+
+    # --- the players' pace: they never wait for the companion to finish judging
+    @property
+    def judging(self) -> bool:
+        """Whether the last change is still being judged: hands on the arm, a change being weighed, or moves the
+        sensors could not yet tell apart being looked at again."""
+        return self.host.game == "balance_duels" and (self._pending is not None or self.follower.judging)
+
+    def _close_judgment(self) -> None:
+        """Decide the change being judged now: applied if the reading already meets the bar, else asked at once."""
+        for ev in self.follower.decide_now():
+            self._on_event(ev)
+        if self._pending is not None:
+            self._ask(self._pending)
+
+    def roll(self, value: Any, source: str = "page", action: Mapping[str, Any] | None = None):
+        """The players' roll. One that comes while the last move is still being judged closes that judgment; if
+        the move is not settled then (a question is open), the roll is kept and counts once it is. Returns the
+        roll's event, or None when it was kept. `action` is the roll as sent, when it came as a whole action."""
+        action = dict(action) if action is not None else {"type": "roll", "value": value}
+        with self._lock:
+            host = self.host
+            state = host.state
+            busy = host.game == "balance_duels" and not state.over and state.roll is not None and (
+                self.judging or self.question is not None or self._players_move is not None)
+            if not busy:
+                return host.act(action, source=source)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 6:
+                raise RuleError("a roll is a whole number from 1 to 6")
+            if self._held_roll is not None:
+                raise RuleError(f"a roll of {self._held_roll[0]} is already kept for the next turn: it counts once "
+                                f"the move of this turn is settled")
+            self._close_judgment()
+            if host.state.roll is None:
+                return host.act(action, source=source)
+            self._held_roll = (value, source)
+            self._report("held_roll", {"value": value, "source": source})
+            return None
+
+    def _release_held_roll(self) -> None:
+        """A kept roll counts as soon as the move it followed is on the game."""
+        if self._held_roll is None:
+            return
+        state = self.host.state
+        value, source = self._held_roll
+        if self.host.game != "balance_duels" or state.over:
+            self._held_roll = None
+            self._say(f"the roll of {value} kept for the next turn was dropped: the game is over")
+            return
+        if state.roll is not None or self.answering:
+            return
+        self._held_roll = None
+        self.releasing_roll = True
+        try:
+            self.host.act({"type": "roll", "value": value}, source=source)
+        except RuleError as exc:
+            self._say(f"the roll of {value} kept for the next turn could not count: {exc}")
+        finally:
+            self.releasing_roll = False
+
+    def answer_move(self, move: Any) -> None:
+        """The players name the move they made. With a question open it picks that option; while the companion is
+        still judging (before it asks) it is taken as their word for the change being judged, when it is legal."""
+        with self._lock:
+            if not isinstance(move, Mapping) or not move:
+                raise RuleError("name the move as an object (kind, size, holders)")
+            q = self.question
+            if q is not None:
+                index = next((i for i, o in enumerate(q["options"])
+                              if all(o["move"].get(k) == v for k, v in move.items())), None)
+                if index is None:
+                    raise RuleError("the question offers " + "; ".join(o["label"] for o in q["options"])
+                                    + ": answer with one of them")
+                self.answer(index)
+                return
+            if not self.judging:
+                raise RuleError("the companion is not judging a move now (if the arm missed one, play it on the page)")
+            state = self.host.state
+            if state.roll is None or state.over:
+                raise RuleError("there is no roll to play a move for")
+            legal = [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll)]
+            chosen = next((m for m in legal if all(m.get(k) == v for k, v in move.items())), None)
+            if chosen is None:
+                raise RuleError("that is not a legal move for this roll")
+            self._report("answered", chosen)
+            self._players_move = chosen
+            if self._pending is not None:
+                change = self._pending[0]
+                self._pending = None
+                self._apply_players_move(change)
+            else:
+                # hands off: the change is decided now and the named move applied to it; hands still on the arm:
+                # it is applied to the change the follower decides once they are off
+                for ev in self.follower.decide_now():
+                    self._on_event(ev)
+            self._release_held_roll()
+
+    def _apply_players_move(self, change) -> None:
+        move, self._players_move = self._players_move, None
+        self._pending = None
+        self.answering = True
+        try:
+            self._apply(move, change)
+        finally:
+            self.answering = False
 
     def on_game_change(self, event=None) -> None:
         """A change made by the page or buttons: the follower takes the game's word for the arm — except that a
@@ -387,7 +518,13 @@ class ArmLink:
                     f.set_occupancy(game)
             self.question = None
             self._pending = None
+            self._players_move = None
             self.notice = None
+            if self._held_roll is not None and event is not None and event.kind in ("undo", "new_game"):
+                value = self._held_roll[0]
+                self._held_roll = None
+                self._say(f"the roll of {value} kept for the next turn was dropped: the game was "
+                          + ("undone" if event.kind == "undo" else "started afresh"))
 
     # --- for the page
     def live(self) -> dict:
@@ -411,6 +548,11 @@ class ArmLink:
             out["mismatch"], out["mismatch_details"] = shown if shown is not None else (None, None)
             out["question"] = None if self.question is None else {
                 "text": self.question["text"], "options": [o["label"] for o in self.question["options"]]}
+            # the players' pace: the arm being read, the candidates once the companion is unsure, a kept roll
+            out["reading"] = self.judging
+            candidates = self._candidates_question() if self.question is None and self._pending is not None else None
+            out["candidates"] = None if candidates is None else [o["label"] for o in candidates["options"]]
+            out["held_roll"] = None if self._held_roll is None else self._held_roll[0]
             out["sensing_notice"] = self.notice
             out["sensing_details"] = self.notice_details if self.notice is not None else None
             return out

@@ -206,6 +206,11 @@ class Companion:
             # before the move it leads to, and in its words: the move, not the option's number
             self.recorder.input(Input(self.table_time.input(self.clock.now()), "answer", dict(data)))
             return
+        if kind == "held_roll":
+            # when the players rolled, not when it counted: a replay then keeps it as the table did
+            self.recorder.input(Input(self.table_time.input(self.clock.now()), "action",
+                                      {"type": "roll", "value": data["value"]}))
+            return
         if kind == "restarted":
             self.recorder.restart(Input(data["t"], "follower", data["memory"]))
             return
@@ -230,7 +235,8 @@ class Companion:
                 item = Input(t, "undo", True)
             else:
                 item = Input(t, "action", ev.body["action"])
-            self.recorder.input(item)
+            if not (self.arm is not None and self.arm.releasing_roll):   # a kept roll was recorded as it came
+                self.recorder.input(item)
         t = round(t, 6)
         self.recorder.output(t, {"t": t, "seq": ev.seq, "kind": ev.kind, "body": ev.body, "source": source})
 
@@ -316,7 +322,10 @@ class Companion:
         return merged
 
     def roll_die(self, value: int | None = None, source: str = "page"):
+        """The roll's event; None when the arm's last move is still being settled and the roll is kept for it."""
         value = self.rng.randint(1, 6) if value is None else value
+        if self.arm is not None and self.host.game == "balance_duels":
+            return self.arm.roll(value, source=source)
         return self.host.act({"type": "roll", "value": value}, source=source)
 
     def dice(self, n: int) -> list[int]:

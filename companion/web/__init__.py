@@ -323,7 +323,15 @@ def create_app(companion) -> Flask:
         action = body.get("action")
         if not isinstance(action, dict):
             raise ApiError(400, "send {\"action\": {…}} with the action as an object")
+        if action.get("type") == "roll" and host.game == "balance_duels" and companion.arm is not None:
+            return _rolled(companion.arm.roll(action.get("value"), source="page", action=action))
         ev = host.act(action, source="page")
+        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+
+    def _rolled(ev):
+        """A roll's answer: kept (held) when it came while the arm's last move was still being settled."""
+        if ev is None:
+            return jsonify({"ok": True, "held": True, "seq": host.seq, "state": state_payload()})
         return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
 
     @app.post("/api/roll")
@@ -335,8 +343,7 @@ def create_app(companion) -> Flask:
             raise ApiError(400, "'value' must be a whole number from 1 to 6, or left out for the companion to roll")
         if host.game != "balance_duels":
             raise RuleError("this game rolls dice with /api/dice")
-        ev = companion.roll_die(value, source="page")
-        return jsonify({"ok": True, "seq": ev.seq, "state": state_payload()})
+        return _rolled(companion.roll_die(value, source="page"))
 
     @app.post("/api/dice")
     def api_dice():
@@ -376,7 +383,11 @@ def create_app(companion) -> Flask:
         """The players say which move the companion saw (it asked because the sensors could not tell)."""
         if companion.arm is None:
             raise ApiError(404, "this table does not follow the arm with sensors")
-        companion.arm.answer(_body().get("option"))
+        body = _body()
+        if "move" in body:
+            companion.arm.answer_move(body["move"])     # the players name the move, asked or not yet
+        else:
+            companion.arm.answer(body.get("option"))
         return jsonify({"ok": True, "state": state_payload()})
 
     def desk():

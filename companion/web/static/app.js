@@ -353,6 +353,14 @@
       parts.push(el("p", { class: "sensing-warn" }, "⚠ " + text));
       if (details) parts.push(el("details", { class: "sensing-details small" }, el("summary", {}, "Sensor figures"), el("p", {}, details)));
     };
+    // the players' pace: they need not wait for the companion, so it says what it is still doing
+    if (!q && live.reading) parts.push(el("p", { class: "sensing-reading" }, "Reading the arm…"));
+    if (!q && live.candidates && live.candidates.length) {
+      parts.push(el("p", { class: "sensing-q" }, "Not sure yet. Which move was it?"));
+      parts.push(el("div", { class: "bd-controls" }, live.candidates.map((label, i) => el("button", {
+        class: "btn", type: "button", onclick: () => post("/api/sensing/answer", { option: i }).catch(showError) }, label))));
+    }
+    if (live.held_roll) parts.push(el("p", { class: "small" }, `Roll ${live.held_roll} kept: it counts as soon as the last move is settled.`));
     if (live.mismatch) warn(live.mismatch, live.mismatch_details);
     if (live.sensing_notice) warn(live.sensing_notice, live.sensing_details);
     if (live.recorder && (live.mismatch || live.sensing_notice || q)) {
@@ -360,7 +368,7 @@
         onclick: () => reportMisread(false).catch(showError) }, "Report a misread")));
     }
     // (not the figures, which waver from reading to reading: an opened "Sensor figures" stays open)
-    const key = JSON.stringify([q, live.mismatch, live.sensing_notice]);
+    const key = JSON.stringify([q, live.mismatch, live.sensing_notice, live.reading, live.candidates, live.held_roll]);
     if (box.dataset.key === key) return;  // rebuilt only when it changes, so a finger on a button is not lost
     box.dataset.key = key;
     box.hidden = parts.length === 0;

@@ -1,0 +1,178 @@
+"""The players' pace: a roll or an answer that comes while the companion is still judging the last move is taken.
+
+At a real table the players roll a few seconds after a move and never wait for the swing to die out. A roll
+closes the judgment at once (the move is applied if the reading meets the bar, else asked right then) and is
+kept until the move is settled; a move the players name before being asked is their word for the change.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.foundation.table_time import TableTime
+from companion.games import balance_duels as bd
+from companion.games.balance_model import load_model
+from companion.games.base import RuleError
+from companion.sensing.follower import ArmFollower, FollowerSettings
+from companion.sensing.inference import match_moves
+from companion.simulation.traces import TableScript
+from companion.table.arm_link import ArmLink
+
+MODEL = load_model("A")
+
+
+class Host:
+    """The game host as the arm link sees it: a Balance Duels state, and every action applied in order."""
+
+    game = "balance_duels"
+
+    def __init__(self, state):
+        self.state = state
+        self.actions: list[tuple[dict, str]] = []
+
+    def act(self, action, source="page"):
+        self.state = bd.act(MODEL, self.state, action)
+        self.actions.append((dict(action), source))
+        return len(self.actions)
+
+
+# a follower that weighs every change to its longest wait, as on the slow, lightly damped arms where the players
+# rolled while it was still judging (it never decides early: no candidate is ever sure enough before the last call)
+PATIENT = FollowerSettings(decide_at=1.01)
+
+
+def table(seed: int, profile: str = "medium-10sps"):
+    state = bd.act(MODEL, bd.new_game(MODEL, 2, tip_judge="table"), {"type": "roll", "value": 3})
+    script = TableScript(MODEL, profile, seed=seed, pawns=state.on_arm())
+    host = Host(state)
+    follower = ArmFollower(MODEL, script.calibration(), pawns=state.on_arm(), settings=PATIENT)
+    link = ArmLink(host, MODEL, follower, time=TableTime())
+    return host, link, script
+
+
+def feed_until(link, rows, until: float) -> list:
+    """Feed the rows up to `until`; the rest are returned."""
+    i = 0
+    while i < len(rows) and rows[i][0] <= until:
+        link.feed(*rows[i])
+        i += 1
+    return rows[i:]
+
+
+def feed_until_weighed(link, rows) -> list:
+    """Feed the rows until the hands are known to be off and the change is being weighed, not yet decided."""
+    i = 0
+    while link.follower.mode != "deciding":
+        link.feed(*rows[i])
+        i += 1
+    return rows[i:]
+
+
+def placed_where(host) -> list:
+    return [(a["move"]["to_holder"], a["move"]["size"]) for a, _ in host.actions if a.get("type") == "move"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_roll_while_the_move_is_judged_closes_the_judgment_and_is_never_refused(seed):
+    host, link, script = table(seed)
+    action = script.place("E3", "L")
+    script.wait(5.0)
+    rest = feed_until_weighed(link, script.rows)   # the hands are off, the swing has barely begun
+    assert link.judging and host.state.roll == 3
+    link.roll(5, source="button")
+    # decided at once: applied when the reading met the bar, else asked right then with the roll kept
+    assert not link.follower.judging
+    if link.question is not None:
+        assert host.state.roll == 3 and link.live()["held_roll"] == 5
+        index = next(i for i, o in enumerate(link.question["options"]) if o["move"]["to_holder"] == "E3")
+        link.answer(index)
+    assert placed_where(host) == [("E3", "L")]
+    assert host.state.roll == 5 and host.actions[-1] == ({"type": "roll", "value": 5}, "button")
+    for row in rest:
+        link.feed(*row)
+    assert host.state.roll == 5 and placed_where(host) == [("E3", "L")]
+
+
+def test_a_roll_while_hands_are_still_on_the_arm_is_kept_and_counts_once_the_move_is_decided():
+    host, link, script = table(2)
+    action = script.place("E3", "L")
+    script.wait(5.0)
+    rows = script.rows
+    while link.follower.mode != "moving":
+        link.feed(*rows[0])
+        rows = rows[1:]
+    rest = rows
+    assert link.follower.judging
+    assert link.roll(4, source="page") is None
+    assert host.state.roll == 3 and link.live()["held_roll"] == 4
+    for row in rest:
+        link.feed(*row)
+        if link.question is not None:
+            link.answer(0)
+    assert placed_where(host) == [("E3", "L")] and host.state.roll == 4
+
+
+def test_a_roll_with_the_question_open_is_kept_until_the_answer():
+    host, link, script = table(4)
+    action = script.place("E3", "L")
+    script.wait(5.0)
+    feed_until_weighed(link, script.rows)
+    # a question the sensors would not have asked (the placement is plain): the candidates as the page offers them
+    change = link.follower.decide_now()[0].change
+    legal = [m.to_dict() for m in bd.legal_moves(MODEL, host.state, 3)]
+    link._ask((change, legal, 0.0, 0.0, match_moves(change, legal)))
+    assert link.question is not None
+    assert link.roll(6) is None                     # kept, not refused
+    assert host.state.roll == 3 and link.live()["held_roll"] == 6
+    with pytest.raises(RuleError, match="already kept"):
+        link.roll(2)
+    link.answer_move({"kind": "place", "size": "L", "to_holder": "E3"})
+    assert placed_where(host) == [("E3", "L")] and host.state.roll == 6
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_a_move_named_before_the_companion_asks_is_the_players_word(seed):
+    host, link, script = table(seed)
+    action = script.place("E3", "L")
+    script.wait(5.0)
+    rest = feed_until_weighed(link, script.rows)
+    assert link.judging and link.question is None
+    reports = []
+    link.on_report(lambda kind, data: reports.append(kind))
+    link.answer_move({"kind": "place", "size": "L", "to_holder": "E3", "seat": 1, "roll": 3})
+    assert placed_where(host) == [("E3", "L")] and "answered" in reports
+    assert sorted(link.follower.occupancy) == [("E3", "L")]
+    for row in rest:
+        link.feed(*row)
+    assert placed_where(host) == [("E3", "L")] and link.notice is None
+
+
+def test_a_named_move_that_is_not_legal_is_refused_and_changes_nothing():
+    host, link, script = table(1)
+    action = script.place("E3", "L")
+    script.wait(5.0)
+    feed_until_weighed(link, script.rows)
+    with pytest.raises(RuleError, match="not a legal move"):
+        link.answer_move({"kind": "place", "size": "L", "to_holder": "W7"})
+    assert host.actions == [] and link.judging
+
+
+def test_an_answer_when_nothing_is_being_judged_is_refused():
+    host, link, script = table(1)
+    script.wait(3.0)
+    feed_until(link, script.rows, 3.0)
+    with pytest.raises(RuleError, match="not judging"):
+        link.answer_move({"kind": "place", "size": "L", "to_holder": "E3"})
+    assert host.actions == []
+
+
+def test_a_kept_roll_is_dropped_when_the_move_is_undone_from_the_page():
+    host, link, script = table(4)
+    link._held_roll = (4, "page")
+
+    class Ev:
+        kind = "undo"
+        body: dict = {}
+
+    link.on_game_change(Ev())
+    assert link._held_roll is None and "dropped" in link.notice

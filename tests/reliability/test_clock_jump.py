@@ -45,7 +45,7 @@ class WallClock:
             def utcnow(cls):
                 return real.now(timezone.utc).replace(tzinfo=None) + clock.offset
 
-        for module in ("companion.store", "companion.table.devices"):
+        for module in ("companion.store.log", "companion.store.files", "companion.table.devices"):
             mocker.patch(f"{module}.datetime", JumpingDatetime)
         real_time = __import__("time").time
         mocker.patch("time.time", side_effect=lambda: real_time() + clock.offset.total_seconds())

@@ -82,6 +82,7 @@ from companion.games.risk_state import (
     _advance,
     _breakdown,
     _check_elimination,
+    _destroy_airfields,
     _maybe_count,
     _new_turn,
     _opponent,
@@ -378,6 +379,7 @@ def _set_owner(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         return
     owner = _side(state, action, "owner")
     state["owners"][where] = owner
+    _destroy_airfields(state, where, owner)
 
 
 def _reinforce(state: dict[str, Any], action: Mapping[str, Any]) -> None:

@@ -22,6 +22,7 @@ from companion.games.risk_odds import _attack_cap
 from companion.games.risk_state import (
     _advance,
     _check_elimination,
+    _destroy_airfields,
     _flag,
     _known_owner,
     _lose,
@@ -98,6 +99,9 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
             require(not flag or strip is not None, f"'{key}': {side_name} has no airfield")
             return flag
         if strip is None:
+            return False
+        if _known_owner(state, strip["territory"]) not in (None, side_name):
+            # it stands on a territory its owner no longer holds, so it helps nobody
             return False
         reaches = airfield_reaches(strip["territory"], source, target, state.get("airfield_reach", "attacked"), _atlas(state))
         if reaches is None:
@@ -194,10 +198,7 @@ def _conquer(state: dict[str, Any], attack: Mapping[str, Any]) -> None:
         if attack["defender"] != NEUTRAL:
             _lose_regions(state, attack["defender"], attack["to"])
         state["owners"][attack["to"]] = attack["attacker"]
-        if attack["defender"] != NEUTRAL:
-            strip = loser["airfield"]
-            if strip is not None and strip["territory"] == attack["to"]:
-                loser["airfield"] = None
+        _destroy_airfields(state, attack["to"], attack["attacker"])
     if attack["attacker"] == state["turn"]["player"] and attack["defender"] != NEUTRAL:
         state["turn"]["conquered_enemy"] = True
     _check_elimination(state)

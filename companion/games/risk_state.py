@@ -180,6 +180,18 @@ def _known_owner(state: Mapping[str, Any], name: str) -> str | None:
     return state["owners"].get(name)
 
 
+def _destroy_airfields(state: dict[str, Any], where: str, owner: str) -> None:
+    """A territory now held by `owner`: any other player's airfield standing on it is destroyed.
+
+    However the tracker learns of the change (a battle naming the territory, or the table
+    entering its owner), the airfield goes; its owner may build one again later.
+    """
+    for player in state["players"]:
+        strip = state["sides"][player]["airfield"]
+        if player != owner and strip is not None and strip["territory"] == where:
+            state["sides"][player]["airfield"] = None
+
+
 def _win(state: dict[str, Any], player: str, reason: str) -> None:
     state["winner"] = player
     state["win_reason"] = reason

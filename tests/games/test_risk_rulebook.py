@@ -342,3 +342,49 @@ def test_owners_set_at_the_table_show_in_the_view():
     refused(state, {"type": "set_owner", "territory": "Itly", "owner": "Bob"}, "'territory'", "Italy")
     refused(state, {"type": "set_owner", "territory": "Italy", "owner": "Zed"}, "'owner'", "Zed")
     refused(state, {"type": "set_owner", "territory": "Italy", "owner": 3}, "'owner'")
+
+
+def test_an_airfield_whose_territory_changes_hands_at_the_table_is_destroyed():
+    # Building an Airfield: it stays only while its territory is under its owner's control and
+    # adds 1 to its owner's highest die. Bob takes Germany in a battle whose target was not
+    # named; the table then tells the tracker Germany is Bob's.
+    state = with_airfield("Germany")
+    # one airfield at a time: while it stands, a second is refused and nothing changes
+    refused(state, {"type": "buy", "item": "airfield", "territory": "Belgium"}, "Ann already has an airfield")
+    state = play(state, {"type": "end_turn"})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    state = play(
+        state,
+        {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 1},
+        {"type": "battle", "attacker_dice": [6, 5, 4], "defender_dice": [1]},
+        {"type": "set_owner", "territory": "Germany", "owner": "Bob"},
+    )
+    assert state["owners"]["Germany"] == "Bob"
+    assert state["sides"]["Ann"]["airfield"] is None
+    # Ann's +1 is gone from battles next to Germany, such as Bob's attack from it into the Netherlands.
+    attack = risk.act(state, {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 2, "from": "Germany", "to": "Netherlands"})
+    assert not attack["attack"]["defender_airfield"] and attack["attack"]["airfield_unsure"] == []
+    # And Ann may build one elsewhere on her next turn.
+    state = play(state, {"type": "draw_card", "stars": 1}, {"type": "end_turn"})
+    built = risk.act(state, {"type": "buy", "item": "airfield", "territory": "Belgium"})
+    assert built["sides"]["Ann"]["airfield"] == {"territory": "Belgium"}
+
+
+def test_an_airfield_stays_when_its_territory_is_only_confirmed_or_made_unknown():
+    state = with_airfield("Germany")
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": "Ann"})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": None})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    # A territory given to the neutral army has left Ann's control too.
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": "neutral"})
+    assert state["sides"]["Ann"]["airfield"] is None
+
+
+def test_an_airfield_helps_only_its_owner_while_he_holds_its_territory():
+    # A state saved before the tracker destroyed such airfields: Ann's still stands in
+    # Germany, which the tracker knows is Bob's. It gives Ann nothing.
+    state = play(with_airfield("Germany"), {"type": "end_turn"})
+    state["owners"]["Germany"] = "Bob"
+    attack = risk.act(state, {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 2, "from": "Germany", "to": "Netherlands"})
+    assert not attack["attack"]["defender_airfield"] and not attack["attack"]["attacker_airfield"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from companion.games.base import field, require
-from companion.games.risk_board import MAX_TROOPS, NEUTRAL, PURCHASES, territory
+from companion.games.risk_board import NEUTRAL, PURCHASES, territory
 from companion.games.risk_rules import resistance_return, resistance_threshold
-from companion.games.risk_state import _advance, _draw, _known_owner, _stars
+from companion.games.risk_state import _add_troops, _advance, _draw, _known_owner, _stars
 
 
 def _neutral_resistance(state: dict[str, Any], action: Mapping[str, Any]) -> None:
@@ -25,8 +25,7 @@ def _neutral_resistance(state: dict[str, Any], action: Mapping[str, Any]) -> Non
         total = sum(roll)
         returned = resistance_return(lost, total)
     neutral = state["sides"][NEUTRAL]
-    if neutral["troops"] is not None:
-        neutral["troops"] = min(MAX_TROOPS, neutral["troops"] + returned)
+    _add_troops(state, NEUTRAL, returned, "neutral resistance")
     state["last_resistance"] = {
         "lost": lost,
         "needed": resistance_threshold(lost),
@@ -56,8 +55,7 @@ def _buy(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     elif item == "uprising":
         turn["uprisings"] += 1
     elif item == "troops":
-        if side["troops"] is not None:
-            side["troops"] = min(MAX_TROOPS, side["troops"] + 3)
+        _add_troops(state, player, 3, "3 Additional Troops")
     elif item == "card":
         _draw(state, player, _stars(action))
     elif item == "airfield":

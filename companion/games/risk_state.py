@@ -144,10 +144,28 @@ def _advance(state: dict[str, Any], phase: str) -> None:
     if current <= _phase_index("reinforce") < target:
         breakdown = _breakdown(state, turn["player"])
         turn["reinforcements"] = breakdown
-        troops = state["sides"][turn["player"]]["troops"]
-        if breakdown is not None and troops is not None:
-            state["sides"][turn["player"]]["troops"] = min(MAX_TROOPS, troops + breakdown["total"])
+        if breakdown is not None:
+            _add_troops(state, turn["player"], breakdown["total"], "raising troops")
     turn["phase"] = phase
+
+
+def _add_troops(state: dict[str, Any], side_name: str, n: int, what: str) -> None:
+    """Count `n` new troops on the board for `side_name`, every one of them.
+
+    MAX_TROOPS is the tracker's bound, not the box's: a raise past it is refused, never cut
+    short, and the table may go on by leaving the count blank.
+    """
+    side = state["sides"][side_name]
+    if side["troops"] is None:
+        return
+    after = side["troops"] + n
+    who = "the neutral army" if side_name == NEUTRAL else side_name
+    require(
+        after <= MAX_TROOPS,
+        f"{what} would bring {who} to {after} troops, but the tracker counts at most {MAX_TROOPS} troops a side; "
+        f"every new troop is placed, so leave {who}'s troop count blank to go on",
+    )
+    side["troops"] = after
 
 
 def _lose(state: dict[str, Any], side_name: str, n: int) -> None:

@@ -388,3 +388,39 @@ def test_an_airfield_helps_only_its_owner_while_he_holds_its_territory():
     state["owners"]["Germany"] = "Bob"
     attack = risk.act(state, {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 2, "from": "Germany", "to": "Netherlands"})
     assert not attack["attack"]["defender_airfield"] and not attack["attack"]["attacker_airfield"]
+
+
+# ---------------------------------------------------------------- new troops are all placed
+
+
+def test_every_troop_raised_is_placed_or_the_raise_is_refused():
+    # Raising troops: the player receives every troop worked out and places them all. The
+    # tracker's count of a side stops at MAX_TROOPS (its own bound; the box's pieces are not
+    # counted in the rulebook), so a raise past it is refused rather than cut short.
+    state = command_post()
+    gets = risk.view(state)["reinforcements"]["total"]
+    full = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - gets + 3})
+    message = refused(full, {"type": "reinforce"}, "Ann", str(risk.MAX_TROOPS), f"{risk.MAX_TROOPS + 3} troops")
+    # every later step of the turn passes the raise, and is refused the same way
+    refused(full, {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 1}, message)
+    exact = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - gets}, {"type": "reinforce"})
+    assert exact["sides"]["Ann"]["troops"] == risk.MAX_TROOPS
+    # the way on: a troop count left blank is not counted
+    blank = play(full, {"type": "set_counts", "player": "Ann", "troops": None}, {"type": "reinforce"})
+    assert blank["sides"]["Ann"]["troops"] is None and blank["turn"]["phase"] == "attack"
+
+
+def test_three_additional_troops_are_all_placed_or_refused():
+    state = play(command_post(), {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - 2})
+    refused(state, {"type": "buy", "item": "troops"}, "3 Additional Troops", str(risk.MAX_TROOPS))
+    state = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - 3}, {"type": "buy", "item": "troops"})
+    assert state["sides"]["Ann"]["troops"] == risk.MAX_TROOPS and state["sides"]["Ann"]["lost"] == 13
+
+
+def test_neutral_troops_returned_by_resistance_are_all_placed_or_refused():
+    # 8 lost neutral troops and a roll of 12: half of them, 4, go back on the board.
+    state = play(command_post(), {"type": "set_counts", "player": "neutral", "troops": risk.MAX_TROOPS - 3, "lost": 8}, {"type": "end_turn"})
+    assert state["turn"]["phase"] == "resistance"
+    refused(state, {"type": "neutral_resistance", "roll": [6, 6]}, "the neutral army", str(risk.MAX_TROOPS))
+    state = play(state, {"type": "set_counts", "player": "neutral", "troops": risk.MAX_TROOPS - 4}, {"type": "neutral_resistance", "roll": [6, 6]})
+    assert state["sides"]["neutral"]["troops"] == risk.MAX_TROOPS and state["last_resistance"]["returned"] == 4

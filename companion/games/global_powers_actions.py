@@ -429,6 +429,8 @@ def _putsch(state: dict[str, Any], action: Mapping[str, Any], player: str) -> di
     require(gov, f"{where} has no government to overthrow")
     require(player not in gov, f"{player} already governs {where}")
     committed = whole(action, "committed", 0)
+    # The putschist always stakes someone: one or more politicians from home, who end up in Mauritius.
+    require(committed >= 1, f"a putsch needs at least one of {player}'s politicians from home, chosen in secret")
     require(base(state, player) >= committed, f"{player} has only {base(state, player)} politicians at home")
     defending = counts_map(action, "government_committed", lambda n: party(state, n, "government_committed"), default={})
     for who, n in defending.items():

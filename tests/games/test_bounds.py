@@ -118,12 +118,11 @@ def test_uprising_odds_match_the_fight_told_roll_by_roll(a, d):
     assert risk.uprising_probability(a, d) == uprising_by_recursion(a, d)
 
 
-def test_troops_raised_stop_at_the_box():
+def test_troops_raised_past_the_bound_are_refused_not_cut():
     state = command_post()
     state = risk.act(state, {"type": "set_counts", "player": "Ann", "territories": 12, "troops": risk.MAX_TROOPS - 1})
     state = risk.act(state, {"type": "set_counts", "player": "Bob", "territories": 10})
-    state = risk.act(state, {"type": "reinforce"})
-    assert state["sides"]["Ann"]["troops"] == risk.MAX_TROOPS
+    refused(risk.act, state, {"type": "reinforce"}, "Ann", str(risk.MAX_TROOPS))
 
 
 # ---------------------------------------------------------------- Imperial 2030

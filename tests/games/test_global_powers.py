@@ -461,6 +461,24 @@ def test_putsch_card_example():
         gp.act(state, {"type": "activate", "region": "India"})
 
 
+
+def test_putsch_commits_at_least_one_politician_from_home():
+    # The putsch card: the player secretly picks one or more politicians from home, who add to
+    # the roll and go to Mauritius afterwards. A putsch with nobody picked is no putsch.
+    regions = {"India": ({"Red": 3, "Yellow": 2}, {})}
+    state = game(regions=regions, players=("Red", "Yellow"), first="Yellow")
+    before = copy.deepcopy(state)
+    action = {"type": "play_card", "card": "putsch", "region": "India", "committed": 0, "player_roll": 3,
+              "government_committed": {}, "government_roll": 1}
+    with pytest.raises(RuleError, match="at least one of Yellow's politicians from home") as refused:
+        gp.act(state, action)
+    assert "committed" not in str(refused.value)
+    assert state == before
+    assert state["regions"]["India"]["politicians"] == {"Red": 3, "Yellow": 2}
+    # one politician is enough: 3 + 1 + 2 = 6 against 1 + 3 = 4
+    done = gp.act(state, {**action, "committed": 1})
+    assert done["last_card"]["success"] and done["party"]["Yellow"]["mauritius"] == 1
+
 def test_other_cards():
     regions = {"Europe": ({"Red": 2, "Blue": 1}, {"economy": 5}), "Japan": ({"Blue": 3}, {"economy": 1}), "China": ({"Blue": 1}, {"economy": 4})}
     state = game(regions=regions, players=("Red", "Blue"))

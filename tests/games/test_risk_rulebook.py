@@ -342,3 +342,85 @@ def test_owners_set_at_the_table_show_in_the_view():
     refused(state, {"type": "set_owner", "territory": "Itly", "owner": "Bob"}, "'territory'", "Italy")
     refused(state, {"type": "set_owner", "territory": "Italy", "owner": "Zed"}, "'owner'", "Zed")
     refused(state, {"type": "set_owner", "territory": "Italy", "owner": 3}, "'owner'")
+
+
+def test_an_airfield_whose_territory_changes_hands_at_the_table_is_destroyed():
+    # Building an Airfield: it stays only while its territory is under its owner's control and
+    # adds 1 to its owner's highest die. Bob takes Germany in a battle whose target was not
+    # named; the table then tells the tracker Germany is Bob's.
+    state = with_airfield("Germany")
+    # one airfield at a time: while it stands, a second is refused and nothing changes
+    refused(state, {"type": "buy", "item": "airfield", "territory": "Belgium"}, "Ann already has an airfield")
+    state = play(state, {"type": "end_turn"})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    state = play(
+        state,
+        {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 1},
+        {"type": "battle", "attacker_dice": [6, 5, 4], "defender_dice": [1]},
+        {"type": "set_owner", "territory": "Germany", "owner": "Bob"},
+    )
+    assert state["owners"]["Germany"] == "Bob"
+    assert state["sides"]["Ann"]["airfield"] is None
+    # Ann's +1 is gone from battles next to Germany, such as Bob's attack from it into the Netherlands.
+    attack = risk.act(state, {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 2, "from": "Germany", "to": "Netherlands"})
+    assert not attack["attack"]["defender_airfield"] and attack["attack"]["airfield_unsure"] == []
+    # And Ann may build one elsewhere on her next turn.
+    state = play(state, {"type": "draw_card", "stars": 1}, {"type": "end_turn"})
+    built = risk.act(state, {"type": "buy", "item": "airfield", "territory": "Belgium"})
+    assert built["sides"]["Ann"]["airfield"] == {"territory": "Belgium"}
+
+
+def test_an_airfield_stays_when_its_territory_is_only_confirmed_or_made_unknown():
+    state = with_airfield("Germany")
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": "Ann"})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": None})
+    assert state["sides"]["Ann"]["airfield"] == {"territory": "Germany"}
+    # A territory given to the neutral army has left Ann's control too.
+    state = play(state, {"type": "set_owner", "territory": "Germany", "owner": "neutral"})
+    assert state["sides"]["Ann"]["airfield"] is None
+
+
+def test_an_airfield_helps_only_its_owner_while_he_holds_its_territory():
+    # A state saved before the tracker destroyed such airfields: Ann's still stands in
+    # Germany, which the tracker knows is Bob's. It gives Ann nothing.
+    state = play(with_airfield("Germany"), {"type": "end_turn"})
+    state["owners"]["Germany"] = "Bob"
+    attack = risk.act(state, {"type": "attack", "defender": "Ann", "attackers": 3, "defenders": 2, "from": "Germany", "to": "Netherlands"})
+    assert not attack["attack"]["defender_airfield"] and not attack["attack"]["attacker_airfield"]
+
+
+# ---------------------------------------------------------------- new troops are all placed
+
+
+def test_every_troop_raised_is_placed_or_the_raise_is_refused():
+    # Raising troops: the player receives every troop worked out and places them all. The
+    # tracker's count of a side stops at MAX_TROOPS (its own bound; the box's pieces are not
+    # counted in the rulebook), so a raise past it is refused rather than cut short.
+    state = command_post()
+    gets = risk.view(state)["reinforcements"]["total"]
+    full = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - gets + 3})
+    message = refused(full, {"type": "reinforce"}, "Ann", str(risk.MAX_TROOPS), f"{risk.MAX_TROOPS + 3} troops")
+    # every later step of the turn passes the raise, and is refused the same way
+    refused(full, {"type": "attack", "defender": "Bob", "attackers": 3, "defenders": 1}, message)
+    exact = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - gets}, {"type": "reinforce"})
+    assert exact["sides"]["Ann"]["troops"] == risk.MAX_TROOPS
+    # the way on: a troop count left blank is not counted
+    blank = play(full, {"type": "set_counts", "player": "Ann", "troops": None}, {"type": "reinforce"})
+    assert blank["sides"]["Ann"]["troops"] is None and blank["turn"]["phase"] == "attack"
+
+
+def test_three_additional_troops_are_all_placed_or_refused():
+    state = play(command_post(), {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - 2})
+    refused(state, {"type": "buy", "item": "troops"}, "3 Additional Troops", str(risk.MAX_TROOPS))
+    state = play(state, {"type": "set_counts", "player": "Ann", "troops": risk.MAX_TROOPS - 3}, {"type": "buy", "item": "troops"})
+    assert state["sides"]["Ann"]["troops"] == risk.MAX_TROOPS and state["sides"]["Ann"]["lost"] == 13
+
+
+def test_neutral_troops_returned_by_resistance_are_all_placed_or_refused():
+    # 8 lost neutral troops and a roll of 12: half of them, 4, go back on the board.
+    state = play(command_post(), {"type": "set_counts", "player": "neutral", "troops": risk.MAX_TROOPS - 3, "lost": 8}, {"type": "end_turn"})
+    assert state["turn"]["phase"] == "resistance"
+    refused(state, {"type": "neutral_resistance", "roll": [6, 6]}, "the neutral army", str(risk.MAX_TROOPS))
+    state = play(state, {"type": "set_counts", "player": "neutral", "troops": risk.MAX_TROOPS - 4}, {"type": "neutral_resistance", "roll": [6, 6]})
+    assert state["sides"]["neutral"]["troops"] == risk.MAX_TROOPS and state["last_resistance"]["returned"] == 4

@@ -51,6 +51,14 @@ from companion.sensing.touches import HandSpread, combined, split
 
 FAN_STEP = 0.005         # the swing fan's spacing in ω (0.5 %)
 FAN_MAX = 21
+FAN_MAX_WIDE = 41        # ... over the wide range an arm whose swing nobody measured may have
+# An arm whose swing no calibration measured: real arms swing anywhere from about 0.5 to 2 Hz empty (DESIGN.md),
+# so the default's ω is known only to a factor of two either way (ln 2 as 2σ) until long swings have measured it
+UNMEASURED_REL = 0.35
+LEARNED_REL = 0.01       # one long swing's own ω, two periods or more of a big swing: about 1 %
+WIDE_REL = 0.03          # above this the fan spans the arm's whole plausible range, judged at the ω the swing shows
+OMEGA_RANGE = (2 * math.pi * 0.35, 2 * math.pi * 3.0)   # rad/s: wider than any arm, loaded or empty
+UNMEASURED_PERIODS = 1.0
 
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
@@ -171,6 +179,9 @@ class ArmFollower:
         self.swing_scale = 1.0
         self.zeta_scale = 1.0
         self._scale_range = (0.7, 1.3) if calibration.swing_measured else (0.45, 2.2)
+        # without a measured swing, how well ln(swing_scale) is known (a variance): wide at first, narrowed by each
+        # long swing as an estimate is (a calibrated arm keeps its own narrower rule)
+        self.swing_scale_var = None if calibration.swing_measured else UNMEASURED_REL ** 2
         self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
                                     c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
                       for c in calibration.cells}
@@ -644,12 +655,27 @@ class ArmFollower:
             better = refine_swing(ts, ss, omega, zeta, noise=noise, span=span)
             if better is not None and better.rms < 0.95 * fit.rms:
                 base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
-                self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w - self.swing_scale)))
+                if self.swing_scale_var is not None:
+                    self._learn_scale(better.omega / base_w)
+                else:
+                    self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w
+                                                                                 - self.swing_scale)))
                 if base_z > 1e-6:
                     z_scale = min(3.0, max(0.3, better.zeta / base_z))
                     self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
                 fit = better
         return fit, ts, ss
+
+    def _learn_scale(self, measured: float) -> None:
+        """An unmeasured arm's ω scale, updated from one long swing as an estimate: the first swing counts for
+        nearly all against the wide prior, later ones for less as the scale grows sure."""
+        lo, hi = self._scale_range
+        var = self.swing_scale_var
+        gain = var / (var + LEARNED_REL ** 2)
+        ln = math.log(self.swing_scale) + gain * (math.log(min(hi, max(lo, measured))) - math.log(self.swing_scale))
+        self.swing_scale = min(hi, max(lo, math.exp(ln)))
+        # the loading model's own error stays (a little process noise), so the scale keeps following the arm
+        self.swing_scale_var = (1 - gain) * var + (0.3 * LEARNED_REL) ** 2
 
     def _angle_between(self, start: float, end: float) -> list[tuple[float, float]]:
         """The (t, sin θ) readings from `start` to `end`, oldest first (read from the newest back)."""
@@ -885,7 +911,14 @@ class ArmFollower:
         else:
             start = self._free_since()
             period = 2 * math.pi / self._swing()[0]
-            if t - start < max(self.s.min_fit_s, self.s.min_fit_periods * period) and not final:
+            periods = self.s.min_fit_periods
+            if self.swing_scale_var is not None and math.sqrt(self.swing_scale_var) > WIDE_REL:
+                # an arm whose swing nobody measured: over less than a period its rest is an extrapolation that
+                # rests on a frequency and a damping it may not have; a whole period of the slowest it may
+                # plausibly have shows them (UNMEASURED_PERIODS)
+                period *= math.exp(math.sqrt(self.swing_scale_var))
+                periods = max(periods, UNMEASURED_PERIODS)
+            if t - start < max(self.s.min_fit_s, periods * period) and not final:
                 return None, board
             fit, ts, ss = self._fit(start, t, pawns=pawns)
             if fit is not None:
@@ -1014,7 +1047,10 @@ class ArmFollower:
         # how well a predicted ω is known: calibrated, to about 1 % (at 0.4 % a placement judged 0.35 s into a
         # 1.5 Hz swing was read a holder off at 0.9999, the swing's own best frequency saying the right one);
         # uncalibrated, less well until long swings have confirmed the prior
-        rel = 0.01 if self.cal.swing_measured else 0.02
+        if self.swing_scale_var is not None:
+            rel = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
+        else:
+            rel = 0.01
         return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
 
     def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):
@@ -1032,7 +1068,14 @@ class ArmFollower:
         pred = self._predictor()
         w_hi = pred.at(lo)[0] * (1 + FAN_STEP / 2)
         w_lo = pred.at(hi)[0] * (1 - FAN_STEP / 2)
-        n = min(FAN_MAX, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
+        most = FAN_MAX
+        if pred.rel_sigma > WIDE_REL:
+            # the prediction may be far off: the fan spans what the arm may really do, so the swing can say
+            spread = math.exp(2.5 * pred.rel_sigma)
+            w_hi = min(OMEGA_RANGE[1], w_hi * spread)
+            w_lo = max(OMEGA_RANGE[0], w_lo / spread)
+            most = FAN_MAX_WIDE
+        n = min(most, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
         omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
         return fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
 

@@ -345,6 +345,7 @@ class Measurement:
 
 HANDS_SAY = 2.0      # how much likelier (nats) the touches must make one description of a net change to show it
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
+WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
 
 
 def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
@@ -358,6 +359,8 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
         omega = m.swing.at(load + c.d_inertia)[0]
+        if m.swing.rel_sigma > WIDE_REL:
+            return _wide_swing_likelihood(c, m, omega, shift)
         tau1, var1, _ = m.fan.at(omega)
         # the candidate's ω is a prediction, known to rel_sigma: where the rest depends on ω strongly (a short
         # look at a slow swing) that is the torque's uncertainty too, and against the ω the swing itself shows
@@ -367,6 +370,12 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
         seen, var_seen = m.fan.frequency(FREQ_TEMPER)
         if math.isfinite(var_seen):
             freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
+    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
+
+
+def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1: float,
+                   freq_ll: float) -> tuple[float, float]:
+    """(log-likelihood, squared Mahalanobis distance) of `m` under `c`, its rest torque read as tau1 ± √var1."""
     rw = m.dw - c.mean_w
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
     if m.censored1:
@@ -388,6 +397,23 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
         swt = 0.0
     d2 = (rw * rw * stt - 2 * rw * rt * swt + rt * rt * sww) / det
     return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
+
+
+def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, shift: float) -> tuple[float, float]:
+    """As log_likelihood, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
+    the ω the prediction and the swing itself agree on, with the uncertainty that leaves — over a short look
+    that is wide, and the candidates wait for more swing rather than be read at a frequency the arm lacks."""
+    var_pred = (omega * m.swing.rel_sigma) ** 2
+    seen, var_seen = m.fan.frequency(FREQ_TEMPER)
+    if math.isfinite(var_seen) and var_seen > 0:
+        post = (omega * var_seen + seen * var_pred) / (var_seen + var_pred)
+        var_post = var_seen * var_pred / (var_seen + var_pred)
+        freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
+    else:
+        post, var_post, freq_ll = omega, var_pred, 0.0
+    tau1, var1, _ = m.fan.at(post)
+    var1 += m.fan.slope(post) ** 2 * var_post / (post * post)
+    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
 
 
 def _hands(c: Candidate, m: Measurement) -> float:

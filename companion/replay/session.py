@@ -136,6 +136,8 @@ class Replay:
             source = "input"
         self._seq += 1
         line = event_line(self.time.last, self._seq, ev, source)
+        if source == "sensor" and self.arm.applied_confidence is not None:
+            line["confidence"] = round(self.arm.applied_confidence, 4)
         self._counts["events"] += 1
         if is_sensed_move(line):
             self._counts["moves_from_sensors"] += 1

@@ -87,6 +87,7 @@ class ArmLink:
         self._held_roll: tuple[int, str] | None = None
         self._players_move: dict | None = None
         self.releasing_roll = False        # while a kept roll is being made to count (the recorder has it already)
+        self.applied_confidence: float | None = None
 
     @property
     def lock(self) -> threading.RLock:
@@ -237,7 +238,7 @@ class ArmLink:
         matches = match_moves(change, legal)
         move = chosen_move(matches, threshold=SURE, well_d2=self._well(change, self._last_t))
         if move is not None:
-            self._apply(move, change)
+            self._apply(move, change, confidence=_confidence(matches, move))
             return
         if any(m.fits for m in matches):
             # several legal moves fit, or one only loosely: a longer look at the swing may yet tell them apart
@@ -263,7 +264,7 @@ class ArmLink:
             # agree on it (the first look's matches are those the change was decided with)
             if move is not None and move == previous:
                 self._pending = None
-                self._apply(move, change)
+                self._apply(move, change, confidence=_confidence(matches, move))
                 return
         if again is None or t - since >= ASK_AFTER_S:
             self._ask((change, legal, since, t, matches))
@@ -337,10 +338,15 @@ class ArmLink:
         arm = self.follower.occupancy
         self.clearing = len(arm) > len(game) and _contains(arm, game)
 
-    def _apply(self, move: dict, change) -> None:
+    def _apply(self, move: dict, change, confidence: float | None = None) -> None:
         before = self.host.state
-        if not self._act({"type": "move", "move": move}, "the sensors saw a move"):
-            return
+        # how sure the sensors were of a move they applied unasked, for the record (None: the players named it)
+        self.applied_confidence = confidence
+        try:
+            if not self._act({"type": "move", "move": move}, "the sensors saw a move"):
+                return
+        finally:
+            self.applied_confidence = None
         self.answering = False      # what follows the move (a tip) is the sensors' own
         self.moves_applied += 1
         self.question = None
@@ -571,6 +577,10 @@ class ArmLink:
         if state.over:
             return None   # the players clear the arm of a finished game as they like
         return self.follower.mismatch_report(game)
+
+
+def _confidence(matches, move: dict) -> float | None:
+    return next((m.probability for m in matches if m.move == move), None)
 
 
 def _minus(pawns, taken) -> list:

@@ -238,7 +238,10 @@ class Companion:
             if not (self.arm is not None and self.arm.releasing_roll):   # a kept roll was recorded as it came
                 self.recorder.input(item)
         t = round(t, 6)
-        self.recorder.output(t, {"t": t, "seq": ev.seq, "kind": ev.kind, "body": ev.body, "source": source})
+        line = {"t": t, "seq": ev.seq, "kind": ev.kind, "body": ev.body, "source": source}
+        if source == "sensor" and self.arm is not None and self.arm.applied_confidence is not None:
+            line["confidence"] = round(self.arm.applied_confidence, 4)   # as a replay prints it
+        self.recorder.output(t, line)
 
     def flight_bundle(self) -> tuple[str, bytes]:
         """The misread report: (file name, .tar.gz bytes) of the recorder's window, built outside the table lock."""

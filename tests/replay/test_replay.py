@@ -29,7 +29,10 @@ def test_a_replay_plays_the_game_the_table_played(files, capsys):
     summary = got[-1]["summary"]
     events = [ln for ln in got if "seq" in ln]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    assert all(set(e) == {"t", "seq", "kind", "body", "source"} for e in events)
+    assert all(set(e) - {"confidence"} == {"t", "seq", "kind", "body", "source"} for e in events)
+    # a move the sensors applied unasked says how sure they were, at or above the bar it was applied at
+    sensed = [e for e in events if e["source"] == "sensor" and e["body"].get("action", {}).get("type") == "move"]
+    assert sensed and all(0.99 <= e["confidence"] <= 1.0 for e in sensed)
     assert [e["t"] for e in got[:-1]] == sorted(e["t"] for e in got[:-1])
     moves = [e for e in events if e["body"].get("action", {}).get("type") == "move"]
     # every placement and plain advance came from the sensors; the look-alike advance was asked and answered

@@ -391,7 +391,9 @@
     }
     if (card === "non_aggression_pact") { region("region", "Region"); region("neighbour", "Neighbour"); }
     if (card === "putsch") {
-      region("region", "Region"); count("committed", "My base politicians committed"); die("player_roll", "My die");
+      // a putsch stakes at least one politician from home: the field starts at one, never at none
+      region("region", "Region"); count("committed", "My base politicians committed");
+      inputs.committed.value = "1"; inputs.committed.min = "1"; die("player_roll", "My die");
       die("government_roll", "Government's die");
       view.players.forEach(function (p) { if (p.name !== me) count("gc_" + p.name, p.name + " commits"); });
     }

@@ -1,6 +1,10 @@
 # Two entry points for a fresh machine: `make run` and `make test`.
 PYTHON ?= python3
 PORT ?= 8080
+# make test runs the suite across the cores (pytest-xdist): 3 workers on a 2-core machine keep both cores busy
+# while some tests wait on daemons, browsers and sockets; --dist loadfile keeps each test file on one worker,
+# so a module's browser, daemon and broker fixtures start once, as they do in a serial run
+TEST_WORKERS ?= 3
 HOST ?= 127.0.0.1
 VENV := .venv
 BIN := $(VENV)/bin
@@ -23,7 +27,7 @@ run: $(STAMP)
 	$(BIN)/companion run --simulate --host $(HOST) --port $(PORT)
 
 test: $(STAMP) browser mosquitto
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.
 mosquitto:

@@ -290,7 +290,8 @@ def test_portrait_tablet_and_phone(browser, table, size):
         assert page.evaluate("document.documentElement.scrollWidth") <= size["width"] + 1
         box = page.locator("#btn-undo").bounding_box()
         assert box["height"] >= 44 and box["width"] >= 44  # a finger-sized target
-        shot(page, f"balance-duels-{size['width']}x{size['height']}")
+        # "-full-": test_layout.py saves balance-duels-390x844.png (the screen only), maybe at the same moment
+        shot(page, f"balance-duels-full-{size['width']}x{size['height']}")
     finally:
         context.close()
 

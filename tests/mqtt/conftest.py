@@ -33,10 +33,33 @@ def mosquitto_binary() -> str | None:
     return None
 
 
+# Brokers listen on ports below the kernel's ephemeral range (32768-60999 by default), so that no daemon started
+# with --port 0 and no client's outgoing socket can take a broker's port between its choice and mosquitto's bind;
+# each pytest-xdist worker takes its own block of them, so brokers of tests running at once never share one.
+_BROKER_PORTS_BASE = 20000
+_BROKER_PORTS_PER_WORKER = 500
+_next_broker_port = 0
+
+
+def _worker_index() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")          # "gw3" under xdist; absent in a serial run
+    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nobody listens on, from this worker's block (each call a new one)."""
+    global _next_broker_port
+    first = _BROKER_PORTS_BASE + (_worker_index() % 20) * _BROKER_PORTS_PER_WORKER
+    for _ in range(_BROKER_PORTS_PER_WORKER):
+        port = first + _next_broker_port % _BROKER_PORTS_PER_WORKER
+        _next_broker_port += 1
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue        # taken by something outside the suite: the next one
+            return port
+    raise AssertionError(f"no free loopback port in {first}-{first + _BROKER_PORTS_PER_WORKER - 1}")
 
 
 def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what: str = "condition", detail=None):

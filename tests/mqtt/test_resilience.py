@@ -122,7 +122,9 @@ def test_a_table_killed_hard_turns_offline_through_its_last_will(broker, tmp_pat
     proc, url = start_process(["run", "--config", str(cfg), "--port", "0", "--db", str(tmp_path / "ev.sqlite3"),
                                "--log-level", "WARNING"], "the table daemon")
     try:
-        wait_until(lambda: rows(board).get("killed", {}).get("online") is True, what="the table online")
+        # online (its availability topic) and its state (another topic, which may come a moment later)
+        wait_until(lambda: rows(board).get("killed", {}).get("online") is True
+                   and rows(board)["killed"]["seq"] is not None, what="the table online with its state")
         row = rows(board)["killed"]
         assert row["name"] == "Table by the door" and row["game"] == "balance_duels"
         # the daemon shows the link on the page

@@ -2,6 +2,7 @@
 
 import importlib.machinery
 import json
+import math
 import sys
 import time
 import types
@@ -101,13 +102,23 @@ def test_recording_without_real_drivers_says_so(tmp_path, capsys, monkeypatch):
 
 
 class Paced:
-    """A simulated HX711 that, like a real one, answers at its own rate."""
+    """A simulated HX711 that, like a real one, answers at its own rate: a new reading every period by its own
+    clock, whether or not the reader was late for the last one (a reader held up by a busy machine gets the
+    waiting reading at once, not a further full period later)."""
 
     def __init__(self, cell, sps):
         self.cell, self.name, self.period = cell, cell.name, 1.0 / sps
+        self.ready_at = None
 
     def read(self, timeout):
-        time.sleep(self.period)
+        now = time.monotonic()
+        if self.ready_at is None:
+            self.ready_at = now + self.period
+        if self.ready_at > now:
+            time.sleep(self.ready_at - now)
+        # the chip's next reading: the first tick of its own clock after the one just read (it keeps only the
+        # newest, so a reader more than a period late has missed some)
+        self.ready_at += (math.floor((time.monotonic() - self.ready_at) / self.period) + 1) * self.period
         return self.cell.read(timeout)
 
 

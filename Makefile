@@ -26,7 +26,10 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/companion run --simulate --host $(HOST) --port $(PORT)
 
+# The package is compiled once first: the suite starts the daemon as a process about a hundred times, and an
+# environment with PYTHONDONTWRITEBYTECODE would otherwise compile it afresh each time (cached bytecode is still read)
 test: $(STAMP) browser mosquitto
+	$(BIN)/python -m compileall -q -j 0 companion
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.

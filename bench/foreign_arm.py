@@ -140,6 +140,10 @@ def report_games(games: list[dict]) -> bool:
                   f"arm {worst['arm']['fn_hz']} Hz ζ {worst['arm']['zeta']}; first bad: "
                   f"{json.dumps(worst['score'].get('first_bad', [])[:1])[:200]}")
             ok = ok and wrong == 0 and missed == 0 and followed == turns and tips_missed == 0
+    whole = sum(g["score"]["followed"] == g["score"]["turns"] for g in games)
+    turns = sum(g["score"]["turns"] for g in games)
+    print(f"games followed to the end: {whole} of {len(games)}; turns followed "
+          f"{_pct(sum(g['score']['followed'] for g in games), turns)} of {turns}")
     return ok
 
 

@@ -10,6 +10,7 @@ Imports: games (each game checks its own options), foundation.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ class Config:
     max_streams: int = 24
     heartbeat_s: float = 15.0
     pin_hash: str | None = None   # the table PIN, salted and hashed; None: changes are open (localhost only)
+    web_hosts: tuple[str, ...] = ()   # [web] hosts: further names the page answers to (besides IPs, localhost, hostname)
     simulate: bool = False
     demo: bool = True
     demo_interval_s: float = 2.5
@@ -196,6 +198,22 @@ def _port(v: int) -> str | None:
     return None if 1 <= v <= 65535 else "must be a port number from 1 to 65535"
 
 
+MAX_WEB_HOSTS = 32
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.?")
+
+
+def _host_names(v: list) -> str | None:
+    """[web] hosts: the names (as a browser sends them in Host, without the port) the page answers to."""
+    if len(v) > MAX_WEB_HOSTS:
+        return f"at most {MAX_WEB_HOSTS} names, not {len(v)}"
+    for name in v:
+        if not isinstance(name, str):
+            return f"must be a list of host names (strings), not {name!r}"
+        if len(name) > 253 or not _HOST_NAME.fullmatch(name) or ".." in name:
+            return f"{name[:60]!r} is not a host name (letters, digits, '-' and '.', at most 253 characters)"
+    return None
+
+
 def _gpio(v: int) -> str | None:
     if not 0 <= v <= 27:
         return "must be a BCM GPIO number from 0 to 27"
@@ -239,7 +257,8 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     maps = c.table(data, "maps", {"dir"})
     maps_dir = c.get(maps, "maps", "dir", str, None, lambda v: None if v.strip() else "must name a directory")
 
-    web = c.table(data, "web", {"host", "port", "max_streams", "heartbeat_s", "pin"})
+    web = c.table(data, "web", {"host", "port", "max_streams", "heartbeat_s", "pin", "hosts"})
+    web_hosts = tuple(h.lower().rstrip(".") for h in c.get(web, "web", "hosts", list, [], _host_names))
     pin = c.get(web, "web", "pin", str, None, check_pin_text)
     pin_hash = None if pin is None else pin if "$" in pin else hash_pin(pin)
     # the whole Wi-Fi may see the table only when changes need the PIN
@@ -368,7 +387,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         balance=balance, model_ref=model_ref,
         store_path=(base / store_path) if store_path else None,
         maps_path=(base / maps_dir) if maps_dir else None,
-        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
+        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash, web_hosts=web_hosts,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
         mqtt=mqtt, button_actions=button_actions, recorder_minutes=recorder_minutes, recorder_max_mb=recorder_max_mb,

@@ -26,6 +26,7 @@ from companion.foundation.clock import Clock
 from companion.mqtt import payloads as P
 from companion.mqtt.publisher import CONNECTED, CONNECTING, DISCONNECTED, make_client
 from companion.config.mqtt import DEFAULT_HALL, check_name
+from companion.web import hardening
 from companion.web.errors import install_json_errors, strict_json_app
 
 log = logging.getLogger(__name__)
@@ -257,10 +258,13 @@ class HallBoard:
             log.warning("hall: %s; retrying in the background", error)
 
 
-def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float = 5.0) -> Flask:
-    """The scoreboard app: the page, /api/tables and a Server-Sent Events stream of the same JSON."""
+def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float = 5.0,
+                    hosts: tuple[str, ...] = ()) -> Flask:
+    """The scoreboard app: the page, /api/tables and a Server-Sent Events stream of the same JSON. It answers
+    only to its own names (IP addresses, localhost, the hostname, <hostname>.local and `hosts`)."""
     app = Flask(__name__, static_folder=None)
     strict_json_app(app)
+    hardening.install(app, hardening.own_names(hosts))
     app.extensions["hall_board"] = board
     streams = threading.BoundedSemaphore(max_streams)
 

@@ -24,7 +24,7 @@ from companion.games.mapdata import MapFileError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors, strict_json_app
-from companion.web import assets, join
+from companion.web import assets, hardening, join
 from companion.web.feed import StreamFeed
 from companion.web.serving import MAX_BODY_BYTES
 
@@ -98,6 +98,10 @@ def create_app(companion) -> Flask:
     strict_json_app(app)
     host = companion.host
     cfg = companion.config
+    # other pages on the Wi-Fi: refused by Host (DNS rebinding), Origin and Content-Type (see hardening.py);
+    # a game record is JSON lines, sent as application/x-ndjson (which a no-cors request cannot send either)
+    hardening.install(app, hardening.own_names(cfg.web_hosts), json_posts=True,
+                      also_types={"api_load_record": ("application/x-ndjson",)})
     streams = threading.BoundedSemaphore(cfg.max_streams)
     feed = StreamFeed(host, companion.live)
     app.extensions["stream_feed"] = feed

@@ -10,6 +10,7 @@ import pytest
 
 from tests.browser.test_page import PIN, browser, open_page, table  # noqa: F401 (its fixtures; skips without chromium)
 from tests.browser.test_layout import SMALL_TEXT
+from tests.browser.waiting import wait_for_js
 
 Axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe
 
@@ -360,6 +361,6 @@ def test_a_risk_error_is_beside_the_button_and_goes_with_its_state(browser, tabl
         # beside the button tapped, not at the top of the view off screen
         assert 0 <= error.bounding_box()["y"] - declare.bounding_box()["y"] < 150
         table.act({"type": "set_counts", "player": "Ann", "territories": 9, "cities": 2, "troops": 20})
-        page.wait_for_function("!document.querySelector('.rk-error')", timeout=3000)
+        wait_for_js(page, "!document.querySelector('.rk-error')", timeout=3000)
     finally:
         context.close()

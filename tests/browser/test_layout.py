@@ -7,6 +7,7 @@ serious or critical accessibility violation. Screenshots land in test-artifacts/
 import pytest
 
 from tests.browser.test_page import ARTIFACTS, browser, open_page, table  # noqa: F401 (its fixtures; skips without chromium)
+from tests.browser.waiting import wait_for_js
 
 Axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe
 
@@ -69,7 +70,7 @@ def test_every_game_fits_the_screen_with_its_next_action_in_view(browser, table,
         if GAMES[game][2]:
             assert header.inner_text().endswith("'s turn")
         page.mouse.wheel(0, 3000)
-        page.wait_for_function("window.scrollY > 0")
+        wait_for_js(page, "window.scrollY > 0")
         assert 0 <= header.bounding_box()["y"] < 150, "the header with the turn scrolled away"
         ARTIFACTS.mkdir(exist_ok=True)
         page.evaluate("window.scrollTo(0, 0)")
@@ -167,7 +168,7 @@ def test_every_folded_box_fits_the_screen_open(browser, table, game, size):
         for k in range(n):
             summaries.nth(k).scroll_into_view_if_needed()
             summaries.nth(k).click()
-            page.wait_for_function("k => document.querySelectorAll('#game details')[k].open", arg=k)
+            wait_for_js(page, "k => document.querySelectorAll('#game details')[k].open", arg=k)
         assert page.evaluate("[...document.querySelectorAll('#game details')].every(d => d.open)")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= size["width"], f"open, the boxes make the page {width} px wide on a {size['width']} px screen"

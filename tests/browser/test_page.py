@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.browser.waiting import wait_for_js
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -125,7 +126,7 @@ def test_a_placement_shows_up_live_without_reload(page, table):
     pawns = page.locator(".bd-beam circle").count()
     t0 = time.monotonic()
     table.play_first(3, kind="place")
-    page.wait_for_function(f"document.querySelectorAll('.bd-beam circle').length > {pawns}", timeout=2000)
+    wait_for_js(page, f"document.querySelectorAll('.bd-beam circle').length > {pawns}", timeout=2000)
     assert time.monotonic() - t0 < 2.0
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload
 
@@ -176,7 +177,7 @@ def test_changes_need_the_pin_in_the_page(page, table):
     page.wait_for_selector("#pin[open]", timeout=2000)
     page.fill("#pin-input", "0000")
     page.click("#pin-form button[value=go]")
-    page.wait_for_function("document.getElementById('pin-error').textContent.includes('wrong PIN')", timeout=2000)
+    wait_for_js(page, "document.getElementById('pin-error').textContent.includes('wrong PIN')", timeout=2000)
     assert json.loads(urllib.request.urlopen(table.url + "/api/state").read())["seq"] == seq
     page.fill("#pin-input", PIN)
     page.click("#pin-form button[value=go]")
@@ -240,14 +241,14 @@ def test_risk_owners_are_entered_and_an_airfield_without_a_territory_is_removed(
         page.fill("[name=owner_territory]", "italy")
         page.select_option("[name=owner]", "Bob")
         page.click("text=Save owner")
-        page.wait_for_function("document.querySelector('.rk-owners-known').textContent.includes('Italy')", timeout=3000)
+        wait_for_js(page, "document.querySelector('.rk-owners-known').textContent.includes('Italy')", timeout=3000)
         view = json.loads(urllib.request.urlopen(table.url + "/api/state").read())["view"]
         assert view["players"][0]["airfield"] is None
         assert view["owners"]["Italy"] == "Bob"
         # a name off the map is refused with the nearest names, beside the button
         page.fill("[name=owner_territory]", "Itly")
         page.click("text=Save owner")
-        page.wait_for_function("document.body.textContent.includes('did you mean Italy')", timeout=3000)
+        wait_for_js(page, "document.body.textContent.includes('did you mean Italy')", timeout=3000)
         shot(page, "risk-owners")
     finally:
         context.close()
@@ -267,11 +268,11 @@ def test_the_map_form_saves_a_border_beside_the_config(browser, tmp_path):
         page.fill(".rk-map [name=a]", "Italy")
         page.fill(".rk-map [name=b]", "Austrai")
         page.click("text=Add border")
-        page.wait_for_function("document.querySelector('.rk-map').textContent.includes('did you mean Austria')", timeout=3000)
+        wait_for_js(page, "document.querySelector('.rk-map').textContent.includes('did you mean Austria')", timeout=3000)
         assert not (tmp_path / "maps" / "risk.toml").exists()
         page.fill(".rk-map [name=b]", "Austria")
         page.click("text=Add border")
-        page.wait_for_function("document.querySelector('.rk-map') && document.querySelector('.rk-map').textContent.includes('Saved')", timeout=3000)
+        wait_for_js(page, "document.querySelector('.rk-map') && document.querySelector('.rk-map').textContent.includes('Saved')", timeout=3000)
         assert '["Austria", "Italy"]' in (tmp_path / "maps" / "risk.toml").read_text()
         shot(page, "risk-map")
     finally:
@@ -315,7 +316,7 @@ def test_report_a_misread_downloads_the_flight_recorder_after_the_pin(page, tabl
     with tarfile.open(path) as tar:
         names = {m.name.split("/", 1)[1] for m in tar.getmembers()}
     assert {"trace.csv", "inputs.jsonl", "config.toml", "calibration.toml", "README.txt"} <= names
-    page.wait_for_function("document.getElementById('banner').textContent.includes('Saved misread-')", timeout=3000)
+    wait_for_js(page, "document.getElementById('banner').textContent.includes('Saved misread-')", timeout=3000)
 
 
 def test_a_board_that_does_not_match_names_the_holder_and_folds_the_figures_away(browser, table):

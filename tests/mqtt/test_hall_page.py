@@ -7,6 +7,7 @@ import pytest
 
 from companion.mqtt.hall import HallBoard, create_hall_app
 from tests.mqtt.conftest import HALL, wait_until
+from tests.browser.waiting import wait_for_js
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -41,18 +42,18 @@ def test_the_page_lists_every_table_live(broker, tables, hall_url):
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(url)
-            page.wait_for_function("document.querySelectorAll('.hall-card').length === 3")
+            wait_for_js(page, "document.querySelectorAll('.hall-card').length === 3")
             assert page.locator("#title").inner_text() == f"Hall {HALL}"
             window = page.locator('.hall-card[data-table="t1"]')
             assert "Window" in window.inner_text() and "Balance Duels" in window.inner_text()
             assert "Risk" in page.locator('.hall-card[data-table="t2"]').inner_text()
             # live: a roll shows up without a reload, and a table that stops turns offline
             ts[0].host.act({"type": "roll", "value": 4})
-            page.wait_for_function(
+            wait_for_js(page,
                 "document.querySelector('.hall-card[data-table=\"t1\"]').innerText.includes('rolled 4')")
             ts[2].publisher.stop()
             page.wait_for_selector('.hall-card.offline[data-table="t3"]')
-            page.wait_for_function("document.getElementById('summary').innerText === '3 tables, 2 online'")
+            wait_for_js(page, "document.getElementById('summary').innerText === '3 tables, 2 online'")
             assert errors == []
         finally:
             browser.close()

@@ -53,7 +53,7 @@ def test_login_sets_a_strict_httponly_cookie_and_changes_need_csrf(app):
     ok = c.post("/api/roll", json={"value": 3}, headers={"X-CSRF-Token": csrf})
     assert ok.status_code == 200 and ok.get_json()["state"]["view"]["roll"] == 3
     assert c.get("/api/session").get_json() == {"pin_required": True, "unlocked": True, "csrf": csrf}
-    c.post("/api/logout", headers={"X-CSRF-Token": csrf})
+    c.post("/api/logout", json={}, headers={"X-CSRF-Token": csrf})
     assert c.post("/api/undo", json={}, headers={"X-CSRF-Token": csrf}).status_code == 401
 
 

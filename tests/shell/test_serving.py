@@ -111,7 +111,7 @@ def test_a_sleeping_tablet_gives_its_stream_slot_back(served):
     sleeper = socket.socket()
     sleeper.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     sleeper.connect(("127.0.0.1", port))
-    sleeper.sendall(b"GET /api/stream HTTP/1.1\r\nHost: table\r\n\r\n")   # ...and never reads a byte
+    sleeper.sendall(b"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")   # ...and never reads a byte
     try:
         time.sleep(0.5)
         assert stream_status(port) == 503        # the slot is the sleeper's

@@ -35,6 +35,7 @@
       var v = attrs[k];
       if (v === null || v === undefined || v === false) return;
       if (k === "onclick" || k === "onchange") node[k] = v;
+      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
       else node.setAttribute(k, v === true ? "" : v);
     });
     [].concat(children === undefined ? [] : children).forEach(function (c) {

@@ -24,6 +24,7 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.setAttribute("class", v);
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
       else node.setAttribute(k, v === true ? "" : String(v));
     }
     for (const c of children.flat()) {

@@ -215,9 +215,12 @@ def test_a_hung_bus_ends_at_the_deadline_and_later_calls_fail_fast(i2c):
     with pytest.raises(DeviceFault, match="has not returned"):
         acc.read(0.05)
     assert time.monotonic() - start < 0.05
+    stuck = acc._worker._pending
     chip.hang.set()
     chip.hang = None
-    time.sleep(0.02)
+    # the stuck transfer returns on the worker's own thread: once it has, the device reads again (a fixed sleep
+    # here lost that race on a busy machine)
+    assert stuck.done.wait(5)
     assert acc.read(0.2) == pytest.approx((0, 0, 1), abs=1e-3)
     acc.close()
 

@@ -101,18 +101,26 @@ def test_a_reader_never_sees_a_half_written_file_even_when_the_writer_is_killed(
     code = ("import json, sys; from companion.foundation.atomic import write_atomic\n"
             "n = 0\n"
             "while True:\n"
-            "    write_atomic(sys.argv[1], json.dumps({'n': n, 'pad': 'x' * (200_000 + n % 977)}))\n"
+            "    write_atomic(sys.argv[1], json.dumps({'round': int(sys.argv[2]), 'n': n,\n"
+            "                                          'pad': 'x' * (200_000 + n % 977)}))\n"
             "    n += 1\n")
     rng = random.Random(4)
     seen = set()
-    for _ in range(6):
-        writer = subprocess.Popen([sys.executable, "-c", code, str(target)])
+    for r in range(6):
+        writer = subprocess.Popen([sys.executable, "-c", code, str(target), str(r)])
+        # the kill comes at a random moment of the writing, which starts once the writer's Python is up: on a busy
+        # machine that alone can take longer than the whole window did
+        started = time.monotonic() + 30
+        while json.loads(target.read_text()).get("round") != r and time.monotonic() < started:
+            time.sleep(0.005)
         deadline = time.monotonic() + rng.uniform(0.2, 0.5)
         while time.monotonic() < deadline:
-            seen.add(json.loads(target.read_text())["n"])     # readers during the writes
+            data = json.loads(target.read_text())               # readers during the writes
+            seen.add((data.get("round"), data["n"]))
         writer.send_signal(signal.SIGKILL)
         writer.wait(timeout=10)
         data = json.loads(target.read_text())                  # and after the kill
+        assert data.get("round") == r, "the writer never got to write before it was killed"
         assert len(data["pad"]) == 200_000 + max(data["n"], 0) % 977
     assert len(seen) > 3
     # a kill between mkstemp and rename may leave a temp file, never a damaged target

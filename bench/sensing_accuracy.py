@@ -219,8 +219,8 @@ def merged(results: list[dict], level: str, key: str, only: list[dict] | None = 
     return s
 
 
-# what the follower calls to estimate, by what they estimate: names in companion.sensing.follower, or
-# "Class.method" of companion.sensing.settling
+# what the follower calls to estimate, by what they estimate: names the parts of companion.sensing.follower import,
+# or "Class.method" of companion.sensing.settling
 ESTIMATION = {"the swing (rest fits, refits, frequency fan)": ("fit_swing", "refine_swing", "fan_fit"),
               "the hands (touches found, the force worked back, located and combined)": ("split", "sharpened",
                                                                                         "Gesture.locate",
@@ -234,20 +234,26 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
     """The follower against real time, 4 load cells at 80 SPS + a 100 Hz accelerometer, on `arms` arms and
     hands drawn at random, told each move as the daemon is: the worst arm's (× real time, µs per row), all
     rows, and each estimation's share of the time."""
-    import companion.sensing.follower as follower_module
+    import importlib
+    import pkgutil
+
+    import companion.sensing.follower as follower_package
     import companion.sensing.settling as settling_module
     from companion.simulation.traces import random_session
 
     model = load_model("A")
     spent = {name: 0.0 for names in ESTIMATION.values() for name in names}
 
-    def owner(name: str):
+    parts = [importlib.import_module(f"{follower_package.__name__}.{m.name}")
+             for m in pkgutil.iter_modules(follower_package.__path__)]
+
+    def owners(name: str) -> list[tuple[object, str]]:
         if "." in name:
             cls, attr = name.split(".")
-            return getattr(settling_module, cls), attr
-        return follower_module, name
+            return [(getattr(settling_module, cls), attr)]
+        return [(part, name) for part in parts if hasattr(part, name)]
 
-    originals = {name: getattr(*owner(name)) for name in spent}
+    originals = {name: getattr(*owners(name)[0]) for name in spent}
 
     def timed(name, fn):
         def run(*a, **kw):
@@ -262,7 +268,8 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
     total_s = total_rows = 0
     try:
         for name, fn in originals.items():
-            setattr(*owner(name), timed(name, fn))
+            for where in owners(name):
+                setattr(*where, timed(name, fn))
         for k in range(arms):
             rng = random.Random(seed * 31 + k)
             arm, hands = ArmStyle.drawn(rng), HandStyle.drawn(rng)
@@ -278,7 +285,8 @@ def headroom(seconds: float = 60.0, seed: int = 99, arms: int = 4) -> dict:
                 worst = (factor, elapsed / len(script.rows) * 1e6, arm)
     finally:
         for name, fn in originals.items():
-            setattr(*owner(name), fn)
+            for where in owners(name):
+                setattr(*where, fn)
     shares = {what: sum(spent[n] for n in names) / total_s for what, names in ESTIMATION.items()}
     return {"factor": worst[0], "us_per_row": worst[1], "arm": worst[2], "rows": total_rows, "arms": arms,
             "mean_us_per_row": total_s / total_rows * 1e6, "shares": shares}

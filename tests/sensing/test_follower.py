@@ -298,11 +298,11 @@ def test_a_swing_that_grazes_the_board_between_the_tilt_switchs_looks_is_fitted_
 def _firm_moves(restore: bool, monkeypatch) -> tuple[int, list[float]]:
     """Quick moves with firm presses on a quiet 10 SPS table: (spike runs dropped, how far each move's touches were
     located from where the hands pressed)."""
-    from companion.sensing import follower as follower_module
+    from companion.sensing.follower import touching
     from companion.simulation.traces import ArmStyle
 
     if not restore:
-        monkeypatch.setattr(follower_module, "shared_runs", lambda own, dropped, others: [])
+        monkeypatch.setattr(touching, "shared_runs", lambda own, dropped, others: [])
     model = load_model("A")
     hands = replace(HandStyle.players(), force_g=(110.0, 150.0), duration_s=(0.4, 0.55))
     script = TableScript(model, "quiet-10sps", seed=12, hands=hands, arm=ArmStyle(frequency_hz=1.5, damping=0.1))

@@ -1,0 +1,275 @@
+"""ArmFollower: the follower as a whole — its state, the sample loop, and what it tells the page."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Iterable, Sequence
+
+from companion.games.balance_model import Model
+from companion.sensing.calibration import ArmCalibration
+from companion.sensing.drift import ZeroDrift
+from companion.sensing.events import ArmEvent, Change
+from companion.sensing.filters import NoiseEstimate, TiltDebouncer
+from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
+                                         rank)
+from companion.sensing.settling import Settling
+from companion.sensing.touches import HandSpread
+
+from companion.sensing.follower.weighing import Weighing
+from companion.sensing.follower.swinging import SwingReading
+from companion.sensing.follower.touching import TouchReading
+from companion.sensing.follower.judging import Judging
+from companion.sensing.follower.learning import Learning
+from companion.sensing.follower.settings import (ACCEL_AXES, Belief, FollowerSettings, REMEMBERED_CHANGES,
+                                                 UNMEASURED_REL)
+from companion.sensing.follower.weighing import _Cell
+
+
+class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
+    """Streaming inference of physical events on the arm (see the module docstring).
+
+    follower = ArmFollower(model, calibration, pawns=[("E1", "L")])
+    for t, sensor, value in rows:
+        for event in follower.feed(t, sensor, value):
+            ...                      # ArmEvent: .event, .size, .holder, …, .change for match_moves
+    follower.set_occupancy(game_pawns)   # the game's word on what is on the arm
+    follower.live()                      # weight, angle, torque, settled, on_board
+    follower.mismatch(game_pawns)        # None, or "the board doesn't match — check holder E3"
+    """
+
+    def __init__(self, model: Model, calibration: ArmCalibration, *, settings: FollowerSettings | None = None,
+                 pawns: Iterable[tuple[str, str]] = ()):
+        self.model = model
+        self.cal = calibration
+        self.s = settings or FollowerSettings()
+        self.geo = calibration.geometry(model)
+        self.kappa = calibration.kappa_gmm
+        self.s_max = math.sin(math.radians(calibration.theta_max_deg))
+        self.axis = calibration.axis if calibration.accelerometer else None
+        self.level = calibration.level_g
+        self.swing_model = calibration.swing()
+        # what the physics leaves out, learned from long swings: measured over predicted ω and ζ. Without a
+        # measured swing (no calibration) the prior may be far off, so the learning may range wider.
+        self.swing_scale = 1.0
+        self.zeta_scale = 1.0
+        self._scale_range = (0.7, 1.3) if calibration.swing_measured else (0.45, 2.2)
+        # without a measured swing, how well ln(swing_scale) is known (a variance): wide at first, narrowed by each
+        # long swing as an estimate is (a calibrated arm keeps its own narrower rule)
+        self.swing_scale_var = None if calibration.swing_measured else UNMEASURED_REL ** 2
+        self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
+                                    c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
+                      for c in calibration.cells}
+        self._cell_list = list(self.cells.values())
+        self.tilt = TiltDebouncer(calibration.tilt_debounce_s)
+        self.accel_noise = NoiseEstimate(calibration.accel_noise_g or self.s.accel_noise_g, floor=1e-5, order=2,
+                                         weight=0.005)
+        self.angle: deque[tuple[float, float]] = deque()
+        start = nominal_pawns(self.geo, pawns)
+        self.beliefs: list[Belief] = [Belief(0.0, start, enumerate_candidates(self.geo, start))]
+        self.mode = "waiting"          # waiting → settled ⇄ moving → deciding → settled
+        self.t = -math.inf
+        self.quiet_since = -math.inf
+        self.t_off = -math.inf
+        self.t_disturbed = -math.inf
+        self.last_limit_t = -math.inf
+        self.last_contact_t = -math.inf
+        # recent runs of board contact (the switch closed, or the angle at the limit without one), to know when
+        # the arm last swung free before a given moment
+        self._contacts: deque[list[float]] = deque(maxlen=16)
+        # the load cells' sum over the last seconds, for the hands' touches (touches.py), and those found for
+        # the gesture being judged: (its start, how many looks, the touches)
+        self._touch_cache: tuple[tuple[float, float], int, tuple] | None = None
+        self.settling = Settling()         # how this table's load cells reach a step (settling.py)
+        self.hands = HandSpread()          # where this table's touches are located, against the holders touched
+        self.drift = ZeroDrift()           # how fast the cells' summed zero drifts (drift.py)
+        self._drift_to = -math.inf         # the end of the last settled spell it learned from
+        self._next_eval = -math.inf
+        self.board_reported: int | None = None
+        self._last_board: tuple[int, bool] = (0, False)
+        # the baseline: the settled state before the change being watched
+        self.w0 = 0.0
+        self.var_w0 = 0.0
+        self.t_w0 = 0.0                    # the middle of the readings it was weighed from
+        self.tau0 = 0.0
+        self.var_tau0 = 0.0
+        self.board0 = 0
+        self.tau_settled: float | None = None
+        self.var_tau_settled = math.inf
+        self.zero_w = 0.0
+        self.zero_t = 0.0
+        self.w_display: float | None = None
+        self.s_display: float | None = None
+        # the recent ones: confirm_move replays those decided after the one it confirms. Each holds its
+        # candidates and every belief before it, so a long history is the follower's largest memory use.
+        self.changes: deque[Change] = deque(maxlen=REMEMBERED_CHANGES)
+        self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
+        self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
+        self._w_before_change = (0.0, 0.0, 0.0)       # the weight before the last change decided, var, when
+        self._new: list[ArmEvent] = []
+        self.notice: str | None = None
+        self.samples = 0
+        self._accel_seen = False
+        self._cells_ready = False
+
+    # ------------------------------------------------------------------ input
+    def feed(self, t: float, sensor: str, value: float) -> list[ArmEvent]:
+        """One raw sample; returns the events decided at this moment (usually none)."""
+        if t < self.t:
+            raise ValueError(f"time went backwards: {t} after {self.t}")
+        self.t = t
+        self.samples += 1
+        cell = self.cells.get(sensor)
+        if cell is not None:
+            self._load(t, cell, value)
+        elif sensor == self.axis:
+            self._accel(t, value)
+        elif sensor == "tilt":
+            closed = value >= 0.5
+            if closed or self.tilt.raw:
+                self.last_contact_t = t
+                self._contact(t)
+            self.tilt.feed(t, closed)
+        elif sensor not in ACCEL_AXES:
+            raise ValueError(f"unknown sensor {sensor!r} (known: {', '.join(self.sensor_names())})")
+        if t >= self._next_eval:
+            self._next_eval = t + self.s.eval_every_s
+            self._tick(t)
+        if self._new:
+            out = self._new
+            self._new = []
+            return out
+        return []
+
+    def feed_many(self, rows: Iterable[tuple[float, str, float]]) -> list[ArmEvent]:
+        out: list[ArmEvent] = []
+        for t, sensor, value in rows:
+            out.extend(self.feed(t, sensor, value))
+        return out
+
+    def sensor_names(self) -> list[str]:
+        return list(self.cells) + list(ACCEL_AXES) + ["tilt"]
+
+    @property
+    def pawns(self) -> list[TrackedPawn]:
+        """The likeliest account of the pawns on the arm."""
+        return self.beliefs[0].pawns
+
+    @property
+    def occupancy(self) -> list[tuple[str, str]]:
+        return [(p.holder, p.size) for p in self.pawns]
+
+    def _tick(self, t: float) -> None:
+        if self.mode == "deciding":
+            self._evaluate(t)
+        elif self.mode == "settled":
+            self._settled_tick(t)
+
+    # ------------------------------------------------------------------ for the page
+    @property
+    def settled(self) -> bool:
+        return self.mode == "settled"
+
+    def rest_torque(self) -> tuple[float, float, int] | None:
+        """(τ g·mm, its σ, board side) of the settled arm now, tared and zero-tracked; None while it moves."""
+        if self.mode != "settled":
+            return None
+        board, _ = self._board(self.t)
+        if board:
+            return board * self.geo.tip_torque, 0.0, board
+        if not self._accel_seen:
+            return None
+        fit, _, _ = self._fit(self._free_since(), self.t)
+        if fit is None:
+            if self.tau_settled is None:
+                return None
+            return self.tau_settled - self.zero_t, math.sqrt(self.var_tau_settled), 0
+        return self.kappa * fit.rest - self.zero_t, self.kappa * fit.rest_sigma, 0
+
+    def live(self) -> dict:
+        """Live values for the page: weight (g), angle (°), torque (g·mm), settled, on the board."""
+        weight = None if self.w_display is None else self.w_display - self.zero_w
+        angle = None if self.s_display is None else math.degrees(math.asin(max(-1.0, min(1.0, self.s_display))))
+        rest = self.rest_torque() if self.mode == "settled" else None
+        if rest is not None:
+            torque = rest[0]
+        elif self.s_display is not None:
+            torque = self.kappa * self.s_display - self.zero_t
+        else:
+            torque = None
+        board, _ = self._board(self.t) if self.t > -math.inf else (0, False)
+        return {
+            "weight_g": None if weight is None else round(weight, 2),
+            "angle_deg": None if angle is None else round(angle, 2),
+            "torque_gmm": None if torque is None else round(torque, 0),
+            "tip_torque_gmm": round(self.geo.tip_torque, 0),
+            "settled": self.mode == "settled",
+            "state": self.mode,
+            "on_board": board != 0,
+            "pawns": self.occupancy,
+            "notice": self.notice,
+            "glitches": {c.name: c.glitches + c.spike.dropped for c in self._cell_list},
+        }
+
+    def mismatch(self, expected_pawns: Iterable[tuple[str, str]], *, sigmas: float = 5.0) -> str | None:
+        """None when the settled arm agrees with `expected_pawns` (a list of (holder, size)) within the noise,
+        else a message for the players naming the holder most likely to be wrong. None also while the arm moves."""
+        found = self.mismatch_report(expected_pawns, sigmas=sigmas)
+        return None if found is None else found[0]
+
+    def mismatch_report(self, expected_pawns: Iterable[tuple[str, str]], *,
+                        sigmas: float = 5.0) -> tuple[str, str] | None:
+        """As `mismatch`, with the sensors' figures behind it: (message, details)."""
+        if self.mode != "settled" or self.w_display is None:
+            return None
+        expected = nominal_pawns(self.geo, expected_pawns)
+        w, var_w, _ = self._window_weight()
+        w -= self.zero_w
+        exp_w = sum(p.mass_g for p in expected)
+        var_w += sum(p.sigma_g ** 2 for p in expected) + self.s.zero_band_g ** 2 / 4
+        rest = self.rest_torque()
+        exp_t, var_t = model_torque(self.geo, expected)
+        dw = w - exp_w
+        off_w = dw * dw > sigmas ** 2 * var_w
+        off_t = False
+        if rest is not None:
+            tau, sig, board = rest
+            if board:
+                off_t = board * exp_t < self.geo.tip_torque - 3 * self.geo.tip_sigma
+            else:
+                vt = sig ** 2 + var_t + self.s.torque_band_gmm ** 2 + (self.s.rel_torque * exp_t) ** 2
+                off_t = (tau - exp_t) ** 2 > sigmas ** 2 * vt
+        if not off_w and not off_t:
+            return None
+        # which single difference explains what the sensors see best?
+        cands = enumerate_candidates(self.geo, expected)
+        tau_meas = rest[0] if rest is not None else exp_t
+        m = Measurement(dw, var_w, exp_t, var_t, tau_meas, (rest[1] ** 2 if rest else math.inf),
+                        rest[2] if rest else 0, self.geo.tip_torque, self.geo.tip_sigma ** 2,
+                        self.s.rel_weight, self.s.rel_torque)
+        best = rank(cands, m)[0]
+        c = best.candidate
+        where = "resting on the board" if rest is not None and rest[2] else f"{tau_meas:+.0f} g·mm"
+        details = (f"the arm carries {w:.1f} g, {where}; the game's pawns would give {exp_w:.1f} g and "
+                   f"{exp_t:+.0f} g·mm")
+        if c.kind == "none" or best.distance2 > 50:
+            return "the arm doesn't match the game: check every pawn on it against the page", details
+        if c.kind == "place":
+            text = (f"the arm doesn't match the game: check holder {c.holder} (it seems to hold an extra "
+                    f"{c.size} pawn)")
+        elif c.kind == "remove":
+            text = (f"the arm doesn't match the game: check holder {c.holder} (its {c.size} "
+                    "pawn seems to be missing)")
+        elif c.kind == "move":
+            text = (f"the arm doesn't match the game: check holders {c.from_holder} and {c.to_holder} (the "
+                    f"{c.size} pawn in {c.from_holder} seems to be in {c.to_holder})")
+        else:
+            holders = sorted({h for h, _ in c.removed + c.added})
+            text = f"the arm doesn't match the game: check holders {_and(holders)}"
+        return text, details
+
+
+def _and(words: Sequence[str]) -> str:
+    """'E6', 'E6 and E4', 'E6, E4 and W2'."""
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

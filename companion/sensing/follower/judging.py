@@ -1,0 +1,284 @@
+"""Measuring a change once the hands are off, ranking the accounts of it, deciding or asking."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
+from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
+                                         inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
+from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
+                                                 UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
+
+
+class Judging:
+    """Measuring a change once the hands are off, ranking the accounts of it, deciding or asking.
+
+    A part of ArmFollower (core.py), which holds the state these methods share."""
+
+    def _report_board(self, t: float, board: int) -> None:
+        previous = self.board_reported or 0
+        self.board_reported = board
+        conf = 1.0 if self.tilt.seen else 0.95
+        if previous == 0 and board != 0:
+            self._emit([ArmEvent(t, "tip", confidence=conf)])
+        elif previous != 0 and board == 0:
+            self._emit([ArmEvent(t, "untip", confidence=conf)])
+        else:
+            self._emit([ArmEvent(t, "untip", confidence=conf), ArmEvent(t, "tip", confidence=conf)])
+
+    def _emit(self, events: Sequence[ArmEvent]) -> None:
+        self._new.extend(events)
+
+    def _measure_after(self, t: float, final: bool, *, board_state: tuple[int, bool] | None = None,
+                       pawns: Sequence[TrackedPawn] | None = None) -> tuple[Measurement | None, int]:
+        board, ready = board_state or self._board(t)
+        if not ready and not final:
+            return None, board
+        fan = pred = None
+        after = self._window_weight(t, settled_from=self.quiet_since)
+        w1 = after[0]
+        dw, var_dw, drift = self._weight_change((self.w0, self.var_w0, self.t_w0), after)
+        if board:
+            tau1, var_tau1 = board * self.geo.tip_torque, 0.0
+        elif not self._accel_seen:
+            tau1, var_tau1 = 0.0, math.inf
+        else:
+            start = self._free_since()
+            period = 2 * math.pi / self._swing()[0]
+            periods = self.s.min_fit_periods
+            if self.swing_scale_var is not None and math.sqrt(self.swing_scale_var) > WIDE_REL:
+                # an arm whose swing nobody measured: over less than a period its rest is an extrapolation that
+                # rests on a frequency and a damping it may not have; a whole period of the slowest it may
+                # plausibly have shows them (UNMEASURED_PERIODS)
+                period *= math.exp(math.sqrt(self.swing_scale_var))
+                periods = max(periods, UNMEASURED_PERIODS)
+            if t - start < max(self.s.min_fit_s, periods * period) and not final:
+                return None, board
+            fit, ts, ss = self._fit(start, t, pawns=pawns)
+            if fit is not None:
+                made = self._fan(ts, ss)
+                if made is not None:
+                    fan, fit = made
+                    pred = self._predictor()
+            if fit is None or (fit.rms > 1.5 * self.accel_noise.sigma and fit.n >= 30):
+                # too little swing yet, or one the model does not follow (a bounce off the board): wait
+                if not final:
+                    return None, board
+            if fit is None:
+                tau1, var_tau1 = self._no_angle()
+            else:
+                margin = 3 * fit.rest_sigma + self._limit_margin()
+                if abs(fit.rest) >= self.s_max - margin and not final and self._may_reach_board(fit, ts, t):
+                    return None, board      # on its way to the board: wait for it to land (or not)
+                tau1 = self.kappa * fit.rest
+                var_tau1 = (self.kappa * fit.rest_sigma) ** 2
+        var0 = self.var_tau0
+        if self.board0 and not board:
+            var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
+        touches, by_size, gesture, others = self._gesture_touches(t, w1)
+        m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
+                        self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
+                        fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
+                        self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift)
+        return m, board
+
+    def _evaluate(self, t: float) -> None:
+        since = t - self.t_off
+        board_state = self._board(t)
+        self._last_board = board_state
+        board_now, ready = board_state
+        if (ready and self.board_reported is not None and board_now != self.board_reported
+                and since >= self.s.tip_deadline_s):
+            # the tip is plain once the hands are off; the change that caused it may take longer to name
+            self._report_board(t, board_now)
+        m, board = self._measure_after(t, since >= self.s.max_wait_s, board_state=board_state)
+        if m is None:
+            return
+        # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
+        final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
+        ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
+        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at)
+        if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+            return
+        if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
+            return
+        if verdict.decided:
+            self._decide(t, verdict, m, board, pairs)
+        elif not verdict.explained and since >= self.s.unexplained_s:
+            self._unexplained(t, m, board, ranked)
+
+    @property
+    def judging(self) -> bool:
+        """Whether a change is under way or being weighed: hands on the arm, or off and not yet decided."""
+        return self.mode in ("moving", "deciding")
+
+    def decide_now(self) -> list[ArmEvent]:
+        """Close the judgment of the change being weighed at once, with what has been read so far.
+
+        The players are on to the next turn (they rolled, or named the move): they never wait for the
+        swing to die out. The verdict is the one the longest wait would give now — decided when the best
+        account explains the readings at all, flagged ambiguous when it is not sure — so the game applies
+        it only if it meets its own bar and asks otherwise. With hands still on the arm there is nothing to
+        judge yet; the events decided are returned (and not given again by `feed`).
+        """
+        if self.mode != "deciding":
+            return []
+        t = self.t
+        board_state = self._board(t)
+        self._last_board = board_state
+        m, board = self._measure_after(t, True, board_state=board_state)
+        if m is not None:
+            ranked, pairs, m = self._rank(t, m, board_state, True)
+            verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at)
+            if verdict.decided:
+                self._decide(t, verdict, m, board, pairs)
+            elif not verdict.explained:
+                self._unexplained(t, m, board, ranked)
+        out, self._new = self._new, []
+        return out
+
+    def _handled_for_nothing(self, verdict, m: Measurement) -> bool:
+        """Whether "nothing changed" is the verdict on a gesture whose touches lifted or set down a pawn's weight:
+        a pawn put back where it was, or — far likelier — a move the swing has not yet shown. Only the swing's
+        rest tells the two apart (a move of like pawns changes the torque alone), so it is judged at the last look."""
+        if verdict.ranked[0].candidate.kind != "none" or not m.touches:
+            return False
+        pawn = 0.5 * min(self.geo.mass.values())
+        return any(abs(tc.lifted) >= pawn for tc in m.touches)
+
+    def _rank(self, t: float, m: Measurement, board_state, final: bool):
+        """Candidates ranked against `m` (each at the swing it would leave, when `m` has a fan)."""
+        ranked, pairs = rank_beliefs(self._belief_table(), m)
+        return ranked, pairs, m
+
+    def _belief_table(self) -> list[tuple[float, list[Candidate], float, float]]:
+        """Per belief: log weight, candidates, torque shift (on the board beforehand, the torque before is
+        each belief's own), Σ m·x² of its pawns."""
+        geo = self.geo
+        if not self.board0:
+            return [(b.log_weight, b.candidates, 0.0, inertia_of(geo, b.pawns)) for b in self.beliefs]
+        return [(b.log_weight, b.candidates, model_torque(geo, b.pawns)[0] - self.tau0, inertia_of(geo, b.pawns))
+                for b in self.beliefs]
+
+    def _decide_interrupted(self, ts: float) -> None:
+        """A hand arrived while the last quiet spell was still being judged: judge it now, if it can be."""
+        cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
+        since = cut - self.t_off
+        if since < self.s.min_fit_s or ts - self.t_off < self.s.gesture_gap_s:
+            return      # a pause within one gesture (a pawn in the air between lift and put-down): judged as one
+        m, board = self._measure_after(cut, True, board_state=self._last_board)
+        if m is None:
+            return
+        ranked, pairs, m = self._rank(cut, m, self._last_board, True)
+        # cut short by a hand, the quiet spell must explain itself well (a resting hand fits poorly)
+        verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0)
+        if verdict.decided:
+            if _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+                return      # lifted and put down elsewhere: one move, judged when it is down
+            self._decide(ts, verdict, m, board, pairs)
+        elif since >= 1.0:
+            # settled long enough to be sure it was a state of its own: say so, and measure on from it
+            self._unexplained(ts, m, board, ranked)
+
+    def _placed_mass(self, cand: Candidate, m: Measurement) -> tuple[float, float] | None:
+        if cand.kind != "place":
+            return None
+        nominal = self.geo.mass[cand.size]
+        sig = self.geo.mass_sigma[cand.size]
+        if sig <= 0:
+            return nominal, 0.0
+        # the pawn was weighed as it landed: combine that with what its size says
+        wm, wv = 1.0 / sig ** 2, 1.0 / m.var_dw
+        return (nominal * wm + m.dw * wv) / (wm + wv), math.sqrt(1.0 / (wm + wv))
+
+    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs) -> None:
+        top = verdict.ranked[0]
+        best = top.candidate
+        self._w_before_change = (self.w0, self.var_w0, self.t_w0)
+        source = self.beliefs[top.hypothesis].pawns
+        before = tuple(source)
+        after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
+        change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
+                        verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
+                        hands_off_t=self.t_off,
+                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs))
+        self.changes.append(change)
+        placed = self._placed_mass(best, m)
+        self._weigh_pending = None
+        if placed is not None:
+            seen = self.weighed.setdefault(best.size, [])
+            seen.append(placed[0])
+            del seen[:-50]
+            self._weigh_pending = ((self.w0, self.var_w0, self.t_w0), best.holder, best.size, placed[0])
+        self._carry_beliefs(m, pairs, after)
+        self._settle_after(t, m, board)
+        events = change.events()
+        if self.board_reported is not None and board != self.board_reported:
+            previous = self.board_reported
+            self.board_reported = board
+            conf = 1.0 if self.tilt.seen else 0.95
+            if previous == 0:
+                events.append(ArmEvent(t, "tip", confidence=conf))
+            elif board == 0:
+                events.append(ArmEvent(t, "untip", confidence=conf))
+            else:
+                events += [ArmEvent(t, "untip", confidence=conf), ArmEvent(t, "tip", confidence=conf)]
+        elif self.board_reported is None:
+            self.board_reported = board
+        self._emit(events)
+
+    def _carry_beliefs(self, m: Measurement, pairs, reported: list[TrackedPawn]) -> None:
+        """Every account still possible after the change, the reported one first among equals."""
+        merged: dict[tuple, list] = {}
+        floor = pairs[0].weight * KEEP_BELIEF
+        table = self._belief_table()
+        for pr in pairs:
+            if pr.weight < floor:
+                break
+            src = self.beliefs[pr.hypothesis].pawns
+            pawns = apply_candidate(self.geo, src, pr.candidate, placed_mass=self._placed_mass(pr.candidate, m))
+            occ = _mass_key(pawns)
+            if occ in merged:
+                merged[occ][0] += pr.weight
+            else:
+                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2], table[pr.hypothesis][3])[0]
+                merged[occ] = [pr.weight, pawns, pr.candidate, ll]
+            if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
+                break
+        cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else MAX_BELIEFS
+        ordered = sorted(merged.values(), key=lambda e: -e[0])[:cap]
+        rep = _mass_key(reported)
+        ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
+        best = max(e[0] for e in ordered)
+        refine = not m.censored1 and not self.board0
+        self.beliefs = [Belief(math.log(w / best), pawns, enumerate_candidates(self.geo, pawns),
+                               c if refine else None, ll, m if refine else None)
+                        for w, pawns, c, ll in ordered]
+
+    def _settle_after(self, t: float, m: Measurement, board: int) -> None:
+        self.mode = "settled"
+        self.board0 = board
+        self.tau_settled = m.tau1 if not board else None
+        self.var_tau_settled = m.var_tau1
+        self.w0 = self.w0 + m.dw
+
+    def _unexplained(self, t: float, m: Measurement, board: int, ranked) -> None:
+        # no holder named: no candidate explains it, and two hands at once leave touches located between them
+        # (the board check names the holder once the arm is compared with the game)
+        msg = "the arm changed in a way no single pawn explains (two pawns at once?): check its pawns against the page"
+        details = (f"the arm settled {m.dw:+.1f} g and "
+                   + ("came to rest on the board" if board else f"{m.tau1 - m.tau0:+.0f} g·mm")
+                   + " from where it was")
+        change = Change(t, None, tuple(ranked[:TOP_CANDIDATES]), (), 0.0, True, m, tuple(self.pawns),
+                        tuple(self.pawns), self.geo, hands_off_t=self.t_off)
+        self.changes.append(change)
+        self.notice = msg
+        self._settle_after(t, m, board)
+        events = [ArmEvent(t, "unexplained", confidence=0.0, ambiguous=True, change=change, message=msg,
+                           details=details)]
+        if self.board_reported is not None and board != self.board_reported:
+            self.board_reported = board
+            events.append(ArmEvent(t, "tip" if board else "untip", confidence=1.0 if self.tilt.seen else 0.95))
+        self._emit(events)

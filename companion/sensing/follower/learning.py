@@ -1,0 +1,269 @@
+"""The game's word on the arm: occupancy, confirmed moves, and what they teach (hands, settling, drift, masses)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from companion.sensing.drift import MIN_SPELL_S
+from companion.sensing.events import Change
+from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
+                                         inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
+                                         touches_for)
+from companion.sensing.follower.settings import Belief, KEEP_BELIEF, MAX_BELIEFS, _mass_key
+
+
+class Learning:
+    """The game's word on the arm: occupancy, confirmed moves, and what they teach (hands, settling, drift, masses).
+
+    A part of ArmFollower (core.py), which holds the state these methods share."""
+
+    def set_occupancy(self, pawns: Iterable[tuple[str, str]]) -> None:
+        """The game's word on what is on the arm. Pawns already tracked keep their weighed mass; a pawn
+        the follower placed elsewhere is one of the pawns weighed so far, so it gets their mean and spread. When
+        the game says what the follower already holds (the page's next roll after a move the sensors saw), every
+        account of which like pawn is where stays open: only their masses can tell them apart, later."""
+        wanted = nominal_pawns(self.geo, pawns)
+        key = sorted((p.holder, p.size) for p in wanted)
+        same = [b for b in self.beliefs if sorted((p.holder, p.size) for p in b.pawns) == key]
+        if same:
+            top = max(b.log_weight for b in same)
+            for b in same:
+                b.log_weight -= top
+            self.beliefs = sorted(same, key=lambda b: -b.log_weight)
+            if self.board0:
+                self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+            return
+        pool = list(self.pawns)
+        out = []
+        for p in wanted:
+            for i, q in enumerate(pool):
+                if q.holder == p.holder and q.size == p.size:
+                    out.append(pool.pop(i))
+                    break
+            else:
+                out.append(self._unknown_pawn(p.holder, p.size))
+        self.beliefs = [Belief(0.0, out, enumerate_candidates(self.geo, out))]
+        self._weigh_pending = None
+        if self.board0:
+            self.tau0, self.var_tau0 = model_torque(self.geo, out)
+
+    def remeasure(self, change: Change) -> Change | None:
+        """The latest change measured again over the whole quiet spell since it was decided — its swing then
+        says more of the frequency, which tells apart moves of like pawns that change the weight and torque alike
+        but the moment of inertia not. None once a hand has come since, or for another change."""
+        if self.mode != "settled" or not self.changes or self.changes[-1] is not change or self.board0:
+            return None
+        m0 = change.measurement
+        if m0.censored1 or m0.fan is None:
+            return None
+        t = self.t
+        fit, ts, ss = self._fit(self._free_since(), t)
+        if fit is None:
+            return None
+        loads = []
+        for s in change.ranked:
+            if s.hypothesis < len(change.beliefs_before):
+                loads.append(inertia_of(self.geo, change.beliefs_before[s.hypothesis][1]) + s.candidate.d_inertia)
+        if not loads:
+            return None
+        made = self._fan(ts, ss, loads=loads)
+        if made is None:
+            return None
+        fan, best = made
+        w1, var1, t1 = self._window_weight(t, settled_from=self.t_off)
+        dw, var_dw, drift = self._weight_change(self._w_before_change, (w1, var1, t1))
+        m = replace(m0, tau1=self.kappa * best.rest, var_tau1=(self.kappa * best.rest_sigma) ** 2, fan=fan,
+                    swing=self._predictor())
+        if var_dw < m0.var_dw:
+            m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
+        return replace(change, measurement=m)
+
+    def confirm_move(self, move: Mapping[str, Any], change: Change | None = None) -> None:
+        """The game applied `move` (a dict like match_moves takes) for `change` (default: the latest).
+
+        The pawns on the arm become that change's "before" with the move made — every pawn keeping
+        the mass it was weighed at, which (holder, size) pairs alone cannot carry — and any change
+        decided since is made again on top. Call it once the game has settled what the change was.
+        """
+        decided = [c for c in self.changes if c.best is not None]
+        if change is None:
+            if not decided:
+                raise ValueError("no change has been decided yet to confirm a move for")
+            change = decided[-1]
+        later = False
+        replay: list[Change] = []
+        for c in self.changes:
+            if c is change:
+                later = True
+            elif later and c.best is not None:
+                replay.append(c)
+        if not later:
+            raise ValueError("that change is no longer remembered; use set_occupancy")
+        # which of two look-alike pawns it was, only their masses can say (and an earlier change may have
+        # left that open too): every belief held before, with every way the move can be made in it,
+        # weighted by how well it fits — later changes settle what this one cannot
+        m = change.measurement
+        options = []
+        for logw, before in (change.beliefs_before or ((0.0, change.before),)):
+            pool, cands = move_candidates(self.geo, list(before), move)
+            if len(pool) > len(before) or not self._fits(pool, cands):
+                continue  # in this account the move is impossible (its pawn is elsewhere, its holder full)
+            load = inertia_of(self.geo, pool)
+            for c in cands:
+                ll = log_likelihood(c, m, 0.0, load)[0]
+                options.append((logw + ll, ll, pool, c))
+        if not options:
+            raise ValueError(f"the arm as sensed cannot have made that move ({move}); tell the follower the "
+                             "game's pawns with set_occupancy")
+        options.sort(key=lambda e: -e[0])
+        top = options[0][0]
+        best = options[0][3]
+        self._learn_hands(best, m)
+        merged: dict[tuple, list] = {}
+        for score, ll, pool, c in options:
+            w = math.exp(max(-700.0, score - top))
+            if w < KEEP_BELIEF:
+                break
+            pawns = apply_candidate(self.geo, pool, c, placed_mass=self._placed_mass(c, m))
+            for later_change in replay:
+                pawns = self._replay(pawns, later_change)
+            key = _mass_key(pawns)
+            if key in merged:
+                merged[key][0] += w
+            else:
+                merged[key] = [w, pawns, c, ll]
+        ordered = sorted(merged.values(), key=lambda e: -e[0])[:MAX_BELIEFS]
+        self._weigh_pending = None
+        refine = not replay and not m.censored1 and self.mode != "deciding"
+        self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),
+                               c if refine else None, ll, m if refine else None)
+                        for w, pawns, c, ll in ordered]
+        if self.board0:
+            self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+
+    def learn_from(self, change: Change) -> None:
+        """Learn the hands and the cells' settling from a change as from a confirmed move — for a follower with no
+        game to confirm its moves (`companion analyze`), from the changes that no other account explains."""
+        if change.best is not None and not change.ambiguous:
+            self._learn_hands(change.best, change.measurement)
+
+    def _learn_hands(self, best: Candidate, m: Measurement) -> None:
+        """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling
+        places its touches; the best-placing shape is used from then on."""
+        self.hands.learn(touches_for(best, m), best.touch_x)
+        self._drift_from_move(best, m)
+        g = m.gesture
+        if g is None or not best.touch_x:
+            return
+        lifted = None
+        if len(best.touch_x) == 2 and m.touches_by_size and best.size in m.touches_by_size:
+            lifted = self.geo.mass[best.size]
+        # (on a change of shape the hands keep what they learned: their touches are located from the force worked
+        # back through the taps, near enough alike through neighbouring shapes, and the oldest soon give way)
+        fits: list = []
+        located = g.locate_family(lifted_g=lifted, fits=fits)
+        self.settling.learn(best.touch_x, located, fits)
+
+    def _drift_from_move(self, best: Candidate, m: Measurement) -> None:
+        """A move leaves the weight as it was, so all its windows' difference is the zero's drift over the time
+        between them: a look at the rate, and (with the drift taken off) a miss that says how far the zero wanders
+        besides."""
+        if len(m.drift) != 4 or best.kind != "move" or m.censored1:
+            return
+        shift, var_shift, span, wander = m.drift
+        if span < MIN_SPELL_S:
+            return
+        var = m.var_dw - var_shift
+        if var > 0:
+            self.drift.look((m.dw + shift) / span, var / span ** 2)
+            self.drift.miss(m.dw, m.var_dw - wander, span)
+
+    def _fits(self, pool: Sequence[TrackedPawn], cands: Sequence[Candidate]) -> bool:
+        """Whether the move's changes leave every holder within its capacity."""
+        for c in cands:
+            count: dict[str, int] = {}
+            for p in apply_candidate(self.geo, pool, c):
+                count[p.holder] = count.get(p.holder, 0) + 1
+            if all(n <= self.geo.capacity[h] for h, n in count.items()):
+                return True
+        return False
+
+    def _replay(self, pawns: list[TrackedPawn], c: Change) -> list[TrackedPawn]:
+        """`pawns` with the net effect of a later change, moved pawns keeping their mass."""
+        out = list(pawns)
+        lifted: dict[str, list[TrackedPawn]] = {}
+        for h, s in c.best.removed:
+            for i, p in enumerate(out):
+                if p.holder == h and p.size == s:
+                    lifted.setdefault(s, []).append(out.pop(i))
+                    break
+        for h, s in c.best.added:
+            if lifted.get(s):
+                p = lifted[s].pop(0)
+                out.append(TrackedPawn(h, s, p.mass_g, p.sigma_g))
+            else:
+                placed = self._placed_mass(c.best, c.measurement) if c.best.kind == "place" else None
+                out.append(TrackedPawn(h, s, *placed) if placed else self._unknown_pawn(h, s))
+        return out
+
+    def _unknown_pawn(self, holder: str, size: str) -> TrackedPawn:
+        seen = self.weighed.get(size, [])
+        if len(seen) < 3:
+            return TrackedPawn(holder, size, self.geo.mass[size], self.geo.mass_sigma[size])
+        mean = sum(seen) / len(seen)
+        spread = math.sqrt(sum((m - mean) ** 2 for m in seen) / (len(seen) - 1))
+        return TrackedPawn(holder, size, mean, max(spread, 0.02, self.s.rel_weight * mean))
+
+    def _reweigh_beliefs(self, tau: float, var_tau: float, long=None) -> None:
+        """The arm has rested since the last change: judge that change again with the whole settled spell
+        (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left.
+        `long` is (SwingFan, best fit) of that spell, across the accounts' own swings."""
+        changed = False
+        for b in self.beliefs:
+            m = b.via_measurement
+            if b.via is None or m is None:
+                continue
+            better = m
+            if long is not None and long[1].rest_sigma * self.kappa < math.sqrt(m.var_tau1):
+                better = replace(m, tau1=self.kappa * long[1].rest, var_tau1=(self.kappa * long[1].rest_sigma) ** 2,
+                                 fan=long[0], swing=self._predictor())
+            elif var_tau < m.var_tau1:
+                better = replace(m, tau1=tau, var_tau1=var_tau, fan=None)
+            dw, var_dw, drift = self._weight_change(self._w_before_change, (self.w0, self.var_w0, self.t_w0))
+            if var_dw < m.var_dw:
+                better = replace(better, dw=dw, var_dw=var_dw, drift=drift)
+            load = inertia_of(self.geo, b.pawns) - b.via.d_inertia
+            ll = log_likelihood(b.via, better, 0.0, load)[0]
+            b.log_weight += ll - b.via_ll
+            b.via = b.via_measurement = None
+            changed = True
+        if changed and len(self.beliefs) > 1:
+            top = max(b.log_weight for b in self.beliefs)
+            kept = [b for b in self.beliefs if b.log_weight - top > math.log(KEEP_BELIEF)]
+            kept.sort(key=lambda b: -b.log_weight)
+            for b in kept:
+                b.log_weight -= top
+            self.beliefs = kept
+
+    def _reweigh(self, before: tuple[float, float, float], holder: str, size: str, first: float) -> None:
+        """Weigh the pawn placed last again, over the whole settled spell since (not just the moment of
+        the decision): its mass is what tells it from its neighbours when it moves later."""
+        self._weigh_pending = None
+        nominal, sig = self.geo.mass[size], self.geo.mass_sigma[size]
+        dw, var, _ = self._weight_change(before, (self.w0, self.var_w0, self.t_w0))
+        if sig <= 0 or var <= 0:
+            return
+        wm, wv = 1.0 / sig ** 2, 1.0 / var
+        mass = (nominal * wm + dw * wv) / (wm + wv)
+        sigma = math.sqrt(1.0 / (wm + wv))
+        for b in self.beliefs:
+            for i, p in enumerate(b.pawns):
+                if p.holder == holder and p.size == size and p.mass_g == first:
+                    b.pawns[i] = TrackedPawn(holder, size, mass, sigma)
+                    b.candidates = enumerate_candidates(self.geo, b.pawns)
+                    break
+        seen = self.weighed.get(size)
+        if seen and seen[-1] == first:
+            seen[-1] = mass

@@ -1,0 +1,241 @@
+"""The accelerometer: the angle, board contact, and the swing's rest fitted at the frequencies the accounts leave."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from companion.sensing.inference import TrackedPawn, inertia_of
+from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
+from companion.sensing.follower.settings import FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL
+
+
+class SwingReading:
+    """The accelerometer: the angle, board contact, and the swing's rest fitted at the frequencies the accounts leave.
+
+    A part of ArmFollower (core.py), which holds the state these methods share."""
+
+    # ------------------------------------------------------------------ accelerometer
+    def _accel(self, t: float, a: float) -> None:
+        s = a - self.level
+        if not -1.2 < s < 1.2:
+            return  # not a reading of this arm's tilt; an I2C read gone wrong
+        self._accel_seen = True
+        ang = self.angle
+        ang.append((t, s))
+        if ang[0][0] < t - self.s.angle_window_s:
+            ang.popleft()
+        if self.mode == "settled":
+            self.accel_noise.update(s)
+        if self.s_display is None:
+            self.s_display = s
+        else:
+            self.s_display += 0.2 * (s - self.s_display)
+        if abs(s) >= self.s_max - self._limit_margin():
+            self.last_limit_t = t
+            if not self.tilt.seen:
+                self._contact(t)
+        if self.tilt.raw:
+            self.last_contact_t = t
+            self._contact(t)
+
+    def _limit_margin(self) -> float:
+        return max(3.0 * self.accel_noise.sigma, 0.03 * self.s_max)
+
+    def _contact(self, t: float) -> None:
+        runs = self._contacts
+        if runs and t - runs[-1][1] <= 0.05:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+
+    def _free_since(self, before: float | None = None) -> float:
+        """Since when the arm has swung free of the board: the tilt switch says exactly when it let go;
+        without one, the last reading near the limit angle does (less sharply). With `before`, as it was
+        then: a hand that has just pressed the arm onto the board does not cut short the swing before it."""
+        last = self.last_contact_t if self.tilt.seen else self.last_limit_t
+        if before is not None and last > before:
+            last = -math.inf
+            for start, end in self._contacts:
+                if start <= before:
+                    last = max(last, min(end, before))
+        return max(self.t_off, last + 0.02)
+
+    def _swing(self, pawns: Sequence[TrackedPawn] | None = None) -> tuple[float, float]:
+        """(ω, ζ) of the arm carrying `pawns` (default: the likeliest account of those on it now)."""
+        x = self.geo.x
+        load = sum(p.mass_g * x[p.holder] ** 2 for p in (self.pawns if pawns is None else pawns))
+        omega, zeta = self.swing_model.at(load)
+        return omega * self.swing_scale, min(0.95, zeta * self.zeta_scale)
+
+    def _fit(self, start: float, end: float, *, learn: bool = False, pawns: Sequence[TrackedPawn] | None = None):
+        got = self._angle_between(start, end)
+        ts, ss = [t for t, _ in got], [s for _, s in got]
+        if not ts or ts[-1] - ts[0] < 0.05:
+            return None, ts, ss
+        noise = self.accel_noise.sigma
+        omega, zeta = self._swing(pawns)
+        fit = fit_swing(ts, ss, omega, zeta, noise=noise)
+        if fit is not None and fit.rms > 1.5 * noise and len(ts) >= 30:
+            # a bounce off the board shorter than the switch's poll restarts the swing there:
+            # fit again from after the last reading that came near the limit
+            near = self.s_max - 4.0 * noise
+            last = max((i for i, v in enumerate(ss) if abs(v) >= near), default=None)
+            if last is not None and len(ts) - last > 20:
+                retry = fit_swing(ts[last + 2:], ss[last + 2:], omega, zeta, noise=noise)
+                if retry is not None and retry.rms < fit.rms:
+                    ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
+        if fit is not None and fit.amplitude >= 10.0 * noise:
+            # a big swing that reached the board itself, quicker than the tilt switch's debounce, stopped there
+            # (a rest fitted across such a graze came out 170 g·mm off): the free swing is what came after it. An
+            # arm resting near the board is not swinging, and its readings there are noise, so this needs both
+            at_board = self.s_max - noise
+            last = max((i for i, v in enumerate(ss) if abs(v) >= at_board), default=None)
+            if last is not None:
+                if len(ts) - last <= 20:
+                    return None, ts, ss      # too little swing since: wait for more
+                retry = fit_swing(ts[last + 2:], ss[last + 2:], omega, zeta, noise=noise)
+                if retry is None:
+                    return None, ts, ss
+                ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
+        if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / omega)
+                and fit.amplitude > 20 * noise):
+            # learn what the prediction misses — but only from two periods or more: over a fraction of
+            # one, frequency and rest angle trade off freely
+            lo, hi = self._scale_range
+            span = 0.15 if self._scale_range[1] < 1.5 else 0.5
+            better = refine_swing(ts, ss, omega, zeta, noise=noise, span=span)
+            if better is not None and better.rms < 0.95 * fit.rms:
+                base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
+                if self.swing_scale_var is not None:
+                    self._learn_scale(better.omega / base_w)
+                else:
+                    self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w
+                                                                                 - self.swing_scale)))
+                if base_z > 1e-6:
+                    z_scale = min(3.0, max(0.3, better.zeta / base_z))
+                    self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
+                fit = better
+        return fit, ts, ss
+
+    def _learn_scale(self, measured: float) -> None:
+        """An unmeasured arm's ω scale, updated from one long swing as an estimate: the first swing counts for
+        nearly all against the wide prior, later ones for less as the scale grows sure."""
+        lo, hi = self._scale_range
+        var = self.swing_scale_var
+        gain = var / (var + LEARNED_REL ** 2)
+        ln = math.log(self.swing_scale) + gain * (math.log(min(hi, max(lo, measured))) - math.log(self.swing_scale))
+        self.swing_scale = min(hi, max(lo, math.exp(ln)))
+        # the loading model's own error stays (a little process noise), so the scale keeps following the arm
+        self.swing_scale_var = (1 - gain) * var + (0.3 * LEARNED_REL) ** 2
+
+    def _angle_between(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The (t, sin θ) readings from `start` to `end`, oldest first (read from the newest back)."""
+        out = []
+        for e in reversed(self.angle):
+            if e[0] < start:
+                break
+            if e[0] <= end:
+                out.append(e)
+        out.reverse()
+        return out
+
+    # ------------------------------------------------------------------ the board
+    def _board(self, t: float) -> tuple[int, bool]:
+        """(side the arm rests on: +1, -1 or 0 for free, whether that has held for the dwell time)."""
+        dwell = self.s.board_dwell_s
+        recent = [s for _, s in self._angle_between(t - 0.1, math.inf)]
+        mean = sum(recent) / len(recent) if recent else 0.0
+        at_limit = abs(mean) >= 0.7 * self.s_max
+        if self.tilt.seen:
+            closed = self.tilt.at(t)
+            steady = self.tilt.steady_for(t) >= dwell
+            if closed and (at_limit or not self._accel_seen):
+                side = 1 if mean >= 0 else -1
+                return side, steady
+            if closed:
+                self.notice = "the tilt switch is closed but the accelerometer says the arm is off the board"
+            return 0, steady
+        if not self._accel_seen:
+            return 0, True
+        window = [s for _, s in self._angle_between(t - dwell, math.inf)]
+        lim = self.s_max - self._limit_margin()
+        if window and all(abs(s) >= lim for s in window) and self.angle[0][0] <= t - dwell:
+            return (1 if mean >= 0 else -1), True
+        return 0, t - self.last_limit_t >= dwell
+
+    def _free_stretches(self, angle: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+        """The stretches of `angle` when the arm swung free of the board (the linear swing holds only there)."""
+        lim = self.s_max - self._limit_margin()
+        runs = list(self._contacts)
+        out: list[list[float]] = []
+        last = None
+        for tt, s in angle:
+            touching = abs(s) >= lim or any(a - 0.02 <= tt <= b + 0.03 for a, b in runs)
+            if touching:
+                last = None
+                continue
+            if last is None or tt - last > 0.05:
+                out.append([tt, tt])
+            else:
+                out[-1][1] = tt
+            last = tt
+        return [(a, b) for a, b in out if b > a]
+
+    def _may_reach_board(self, fit, ts: Sequence[float], t: float) -> bool:
+        """Whether the arm, swinging about `fit.rest`, could still touch the board: resting near it is not going
+        there once what is left of the swing falls short."""
+        if not ts:
+            return True
+        left = fit.amplitude * math.exp(-fit.zeta * fit.omega * max(0.0, t - ts[0]))
+        reach = abs(fit.rest) + 3 * fit.rest_sigma + left
+        # the fitted rest is the arm's own position, known far better than one reading: a reading's noise apart
+        # from the board is apart
+        return reach >= self.s_max - self.accel_noise.sigma
+
+    def _predictor(self) -> SwingPredictor:
+        # how well a predicted ω is known: calibrated, to about 1 % (at 0.4 % a placement judged 0.35 s into a
+        # 1.5 Hz swing was read a holder off at 0.9999, the swing's own best frequency saying the right one);
+        # uncalibrated, less well until long swings have confirmed the prior
+        if self.swing_scale_var is not None:
+            rel = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
+        else:
+            rel = 0.01
+        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
+
+    def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):
+        """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave:
+        (SwingFan, best fit), or None."""
+        if loads is None:
+            lo = hi = None
+            for b in self.beliefs:
+                base = inertia_of(self.geo, b.pawns)
+                d = [c.d_inertia for c in b.candidates]
+                lo = base + min(d) if lo is None else min(lo, base + min(d))
+                hi = base + max(d) if hi is None else max(hi, base + max(d))
+        else:
+            lo, hi = min(loads), max(loads)
+        pred = self._predictor()
+        w_hi = pred.at(lo)[0] * (1 + FAN_STEP / 2)
+        w_lo = pred.at(hi)[0] * (1 - FAN_STEP / 2)
+        most = FAN_MAX
+        if pred.rel_sigma > WIDE_REL:
+            # the prediction may be far off: the fan spans what the arm may really do, so the swing can say
+            spread = math.exp(2.5 * pred.rel_sigma)
+            w_hi = min(OMEGA_RANGE[1], w_hi * spread)
+            w_lo = max(OMEGA_RANGE[0], w_lo / spread)
+            most = FAN_MAX_WIDE
+        n = min(most, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
+        omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
+        return fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
+
+    def _no_angle(self) -> tuple[float, float]:
+        if not self._accel_seen:
+            return 0.0, math.inf
+        recent = [s for _, s in list(self.angle)[-50:]]
+        if not recent:
+            return 0.0, math.inf
+        # no clean swing to fit: take the mean, with the swing's size as its uncertainty
+        mean = sum(recent) / len(recent)
+        spread = max(abs(s - mean) for s in recent)
+        return self.kappa * mean, (self.kappa * max(spread, 3 * self.accel_noise.sigma)) ** 2

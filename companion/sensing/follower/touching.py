@@ -1,0 +1,107 @@
+"""The hands' touches of the gesture being judged, located from the load cells against the swing."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from companion.sensing.filters import shared_runs
+from companion.sensing.settling import Gesture, sharpened
+from companion.sensing.touches import combined, split
+
+
+def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """The load cells' sum at every instant one of them was read, each cell interpolated between its own
+    readings. A cell's spike filter may hold a jump back a sample or two while the others go on: summing each
+    cell's latest value as it arrives would mix readings of different instants."""
+    traces = [tr for tr in traces if tr]
+    if not traces:
+        return []
+    times = sorted({e[0] for tr in traces for e in tr})
+    each = []
+    for tr in traces:
+        vals, i, last = [], 0, len(tr) - 1
+        for t in times:
+            while i < last and tr[i + 1][0] <= t:
+                i += 1
+            t0, v0 = tr[i]
+            if t <= t0 or i >= last:
+                vals.append(v0)
+            else:
+                t1, v1 = tr[i + 1]
+                vals.append(v0 + (v1 - v0) * (t - t0) / (t1 - t0))
+        each.append(vals)
+    # summed cell by cell in the cells' order, from 0.0, as one running total per instant would be
+    return [(t, sum(vs, 0.0)) for t, vs in zip(times, zip(*each))]
+
+
+class TouchReading:
+    """The hands' touches of the gesture being judged, located from the load cells against the swing.
+
+    A part of ArmFollower (core.py), which holds the state these methods share."""
+
+    def _gesture_touches(self, t: float, w_after: float) -> tuple:
+        """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
+        after the hands left, when more of the swing after them is in."""
+        if not self._accel_seen or not self._cell_list or self.board0:
+            return (), None, None, ()    # resting on the board before, the arm was pinned: its angle said nothing
+        # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
+        key = (self.t_disturbed, self.t_off)
+        looks = 1 if t - self.t_off < 1.0 else 2
+        cached = self._touch_cache
+        if cached is not None and cached[0] == key and cached[1] >= looks:
+            return cached[2]
+        start = self.t_disturbed - 0.15
+        traces = self._gesture_traces(start, t)
+        ws = _summed(traces)
+        if len(ws) < 4:
+            return (), None, None, ()
+        noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
+                      lightest_g=min(self.geo.mass.values()))
+        angle = self._angle_between(self.t_disturbed - 0.5, t)
+        free = self._free_stretches(angle)
+        omega, zeta = self._swing()
+        dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
+        # a load cell reads a hand's force late and spread over its settling (settling.py). The force each cell was
+        # given is worked back from its readings through this table's taps, and the touches located from it against
+        # the angle as sampled: every free stretch counts from its start. They are checked against the touches
+        # located the other way — the angle read through the same taps, both sides equally blurred, which needs no
+        # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
+        # wrong, a fit gone astray) the disagreement is part of their uncertainty
+        gesture = Gesture(angle, ws, parts, free, dt, dict(
+            rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
+            zeta=zeta, noise=self.accel_noise.sigma))
+        timing = self.settling.timing()
+
+        # a two-touch move lifts a pawn that is on the arm: only the sizes some account has there can have moved
+        moving = {p.size for b in self.beliefs for p in b.pawns}
+
+        def located(taps):
+            given = _summed([sharpened(tr, taps) for tr in traces])
+            sharp = Gesture(angle, given, parts, free, dt, gesture.args)
+
+            def loc(lifted=None):
+                # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
+                return tuple(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                                     gesture.locate(taps, lifted_g=lifted)))
+            by_size = ({size: loc(mass) for size, mass in self.geo.mass.items() if size in moving}
+                       if len(parts) == 2 else None)
+            return loc(), by_size
+        found, by_size = located(self.settling.taps)
+        # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
+        # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
+        others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
+        self._touch_cache = (key, looks, (found, by_size, gesture, others))
+        return self._touch_cache[2]
+
+    def _gesture_traces(self, start: float, t: float) -> list[list[tuple[float, float]]]:
+        """Each cell's readings from `start` to `t`, with the runs its spike filter dropped that the other cells
+        show too put back (filters.shared_runs): at 10 SPS the top of a firm press looks like a spike to one cell."""
+        own = [[e for e in c.trace if start <= e[0] <= t] for c in self._cell_list]
+        out = []
+        for k, c in enumerate(self._cell_list):
+            dropped = [(ts, (v - c.offset) / c.cpg) for ts, v in c.spike.spikes if start <= ts <= t]
+            back = shared_runs(own[k], dropped, own[:k] + own[k + 1:]) if dropped else []
+            out.append(sorted(own[k] + back) if back else own[k])
+        return out

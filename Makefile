@@ -5,6 +5,7 @@ PORT ?= 8080
 # while some tests wait on daemons, browsers and sockets; --dist loadfile keeps each test file on one worker,
 # so a module's browser, daemon and broker fixtures start once, as they do in a serial run
 TEST_WORKERS ?= 3
+TEST_DIST ?= loadfile
 HOST ?= 127.0.0.1
 VENV := .venv
 BIN := $(VENV)/bin
@@ -30,7 +31,7 @@ run: $(STAMP)
 # environment with PYTHONDONTWRITEBYTECODE would otherwise compile it afresh each time (cached bytecode is still read)
 test: $(STAMP) browser mosquitto
 	$(BIN)/python -m compileall -q -j 0 companion
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) --durations=25
 
 # The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.
 mosquitto:

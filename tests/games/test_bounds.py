@@ -28,10 +28,10 @@ from companion.games.imperial_rules import MAX_MONEY
 def refused(act, state, action, *words):
     """act(state, action) raises a RuleError whose message holds every word, and state is untouched."""
     before = copy.deepcopy(state)
-    started = time.perf_counter()
+    started = time.process_time()   # CPU time: other processes on a busy machine do not count
     with pytest.raises(RuleError) as error:
         act(state, action)
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     for word in words:
         assert word in str(error.value), str(error.value)
     assert state == before
@@ -63,9 +63,9 @@ def test_the_largest_battle_the_box_allows_is_shown_quickly():
     n = risk.MAX_TROOPS
     state = risk.act(state, {"type": "attack", "defender": "Bob", "attackers": n, "defenders": n})
     risk.dice.attack_outcomes.cache_clear()
-    started = time.perf_counter()
+    started = time.process_time()   # CPU time: other processes on a busy machine do not count
     shown = risk.view(state)["attack"]
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert 0 < shown["conquest"] < 1
 
 

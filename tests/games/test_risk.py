@@ -210,9 +210,9 @@ def test_rough_terrain_and_special_forces():
 
 def test_big_attack_is_fast_enough_for_the_page():
     risk.dice.attack_outcomes.cache_clear()
-    started = time.perf_counter()
+    started = time.process_time()   # CPU time: other processes on a busy machine do not count
     p = risk.conquest_probability(60, 60, attacker_airfield=True)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert 0 < p < 1
 
 

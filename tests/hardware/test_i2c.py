@@ -76,7 +76,7 @@ def test_nau7802_that_never_converts_ends_within_the_deadline(i2c):
     start = time.monotonic()
     with pytest.raises(DeviceFault) as info:
         cell.read(0.05)
-    assert time.monotonic() - start < 0.2
+    assert time.monotonic() - start < 2.0      # ended by its deadline: the chip never converts
     assert "no conversion" in info.value.problem
     assert cell.health()["timeouts"] == 1
     cell.close()
@@ -210,11 +210,12 @@ def test_a_hung_bus_ends_at_the_deadline_and_later_calls_fail_fast(i2c):
     start = time.monotonic()
     with pytest.raises(DeviceFault, match="no answer within"):
         acc.read(0.05)
-    assert time.monotonic() - start < 0.2
+    assert time.monotonic() - start < 2.0      # the hung transfer waits 5 s: the deadline ended the read
+    # the next call fails at once rather than wait out its own (long) deadline behind the stuck one
     start = time.monotonic()
     with pytest.raises(DeviceFault, match="has not returned"):
-        acc.read(0.05)
-    assert time.monotonic() - start < 0.05
+        acc.read(3.0)
+    assert time.monotonic() - start < 1.5
     stuck = acc._worker._pending
     chip.hang.set()
     chip.hang = None

@@ -58,7 +58,7 @@ def test_tls_and_password(secure_broker, tables, tmp_path):
         assert "refused the connection: Not authorized" in error
         started = time.monotonic()
         wrong.host.act({"type": "roll", "value": 2})
-        assert time.monotonic() - started < 0.5 and wrong.publisher.status()["state"] != "connected"
+        assert time.monotonic() - started < 2.0 and wrong.publisher.status()["state"] != "connected"
         assert {r["table"] for r in board.snapshot()["tables"]} == {"t1"}
     finally:
         board.stop()

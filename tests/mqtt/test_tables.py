@@ -116,7 +116,7 @@ def test_on_change_returns_at_once_and_the_queue_is_bounded_while_the_broker_is_
     for value in (1, 2, 3, 4, 5):
         t.host.act({"type": "roll", "value": value})
         t.host.undo()
-    assert time.monotonic() - started < 1.0   # ten changes, none waiting for the network
+    assert time.monotonic() - started < 3.0   # ten changes, none waiting for the network (generous: a busy machine)
     wait_until(lambda: t.publisher.status()["dropped"] == 7, what="the oldest events dropped")
     assert t.publisher.status()["queued"] == 3
     broker.start()

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 from companion.games import balance_physics as bp
 from companion.games.balance_model import Model, ModelError, load_model  # noqa: F401  (public API)
 from companion.games.base import RuleError
+from companion.games.names import player_name
 
 KINDS = ("place", "advance", "pass", "cant_play")
 COLOURS = ("black", "yellow", "red", "blue")
@@ -158,7 +159,8 @@ def _options(players: int, raw: Mapping[str, Any]) -> Options:
         names = opts["names"]
         if not isinstance(names, (list, tuple)) or len(names) != players or not all(isinstance(n, str) and n.strip() for n in names):
             raise RuleError(f"'names' must list {players} non-empty names")
-        opts["names"] = tuple(n.strip()[:24] for n in names)
+        # refused past the shared bound rather than cut, as every engine does (the page's field holds 24 anyway)
+        opts["names"] = tuple(player_name(n.strip()) for n in names)
     else:
         opts["names"] = tuple(COLOURS[:players])
     for key, typ in (("pawns", int), ("first", int)):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from companion.games.base import Engine, RuleError, field, require
+from companion.games.names import PLACE_MOST, place_name, player_name, colour as pick_colour
 from companion.games.mapdata import MapForm, cached_atlas, symmetric_links, with_map
 
 MAP: dict[str, Any] = tomllib.loads(
@@ -407,21 +408,23 @@ def _option_players(options: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             require(key in ("name", "empire", "colour"), f"'players': unknown key {key!r}")
         name = entry.get("name")
         require(isinstance(name, str) and name.strip(), "'players': every player needs a name")
-        name = name.strip()
+        name = player_name(name.strip(), "'players': a player's name")
         require(name not in result, f"'players': {name!r} appears twice")
         empire = entry.get("empire")
         require(isinstance(empire, str) and empire in EMPIRES, f"'players': {name}'s empire must be one of {', '.join(EMPIRES)}, not {empire!r}")
         require(all(p["empire"] != empire for p in result.values()), f"'players': {EMPIRES[empire]['title']} is chosen twice")
         colour = entry.get("colour") or ""
-        require(isinstance(colour, str), f"'players': {name}'s colour must be a name")
+        # only the game's own colours: the page paints them, so anything else would be style text from a stranger
+        colour = colour and pick_colour(colour, COLOURS, f"'players': {name}'s colour")
         require(not colour or all(p["colour"] != colour for p in result.values()),
                 f"'players': colour {colour} is chosen twice")
-        result[name] = {"empire": empire, "colour": colour.strip()}
+        result[name] = {"empire": empire, "colour": colour}
     taken = {p["colour"] for p in result.values()}
+    # six colours for at most six players, all different: one is always free for a player who named none
     free = iter(c for c in COLOURS if c not in taken)
     for spec in result.values():
         if not spec["colour"]:
-            spec["colour"] = next(free, "grey")
+            spec["colour"] = next(free)
     return result
 
 
@@ -453,7 +456,8 @@ def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -
     for empire, where in given.items():
         require(empire in EMPIRES, f"'capitals': unknown empire {empire!r}")
         require(isinstance(where, str) and where.strip(), f"'capitals': {empire}'s capital must be a territory name")
-        capitals[empire] = atlas.known.get(_key(where), " ".join(where.split()))
+        # a capital the map does not know is the table's own word, kept and shown: bounded as add_territory's are
+        capitals[empire] = atlas.known.get(_key(where)) or place_name(" ".join(where.split()), f"'capitals': {empire}'s capital")
     placed = [where for where in capitals.values() if where is not None]
     require(len(set(placed)) == len(placed), "'capitals': two empires cannot share a capital")
     if tracking == "board":
@@ -671,8 +675,8 @@ def _declare_empire(state: dict[str, Any], action: Mapping[str, Any]) -> None:
 def _add_territory(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     """A printed territory the map data lacks, added once by the table (optionally with its empire)."""
     name = field(action, "territory", str)
-    require(name.strip() != "" and len(name.strip()) <= 40, "'territory' must be a name of 1 to 40 characters")
-    name = " ".join(name.split())
+    require(name.strip() != "", f"'territory' must be a name of 1 to {PLACE_MOST} characters")
+    name = place_name(" ".join(name.split()), "'territory'")
     known = _known(state)
     require(_key(name) not in known, f"'territory': {known.get(_key(name))} is already on the map")
     empire = field(action, "empire", (str, type(None)), default=None)

@@ -16,6 +16,7 @@ import copy
 from typing import Any, Mapping
 
 from companion.games.base import Engine, field, require
+from companion.games.names import player_name
 from companion.games.global_powers_actions import CARD_EFFECTS, REGION_ACTIONS
 from companion.games.global_powers_rules import (
     CHIP_CAP,
@@ -85,7 +86,7 @@ def _option_players(options: Mapping[str, Any]) -> tuple[list[str], dict[str, st
             require(key in ("name", "colour"), f"'players': unknown key {key!r}")
         name = entry.get("name")
         require(isinstance(name, str) and name.strip(), "'players': every player needs a name")
-        name = name.strip()
+        name = player_name(name.strip(), "'players': a player's name")
         require(name not in names, f"'players': {name!r} appears twice")
         colour = entry.get("colour")
         if colour is None:

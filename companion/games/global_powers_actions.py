@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from companion.games.base import RuleError, field, require
+from companion.games.names import note
 from companion.games.global_powers_rules import (
     BORDERS_COMPLETE,
     CHIP_CAP,
@@ -318,7 +319,8 @@ def purge(state: dict[str, Any], action: Mapping[str, Any]) -> None:
 def failed_ballot(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     """A proposal voted down and not forced: the action is spent all the same."""
     _current(state)
-    proposal = field(action, "proposal", str, default="")
+    # kept in the turn's log, which every tablet's /api/state carries
+    proposal = note(field(action, "proposal", str, default=""), "'proposal'")
     _spend_action(state, {"action": "failed_ballot", "proposal": proposal})
 
 

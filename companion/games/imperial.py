@@ -41,6 +41,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from companion.games.base import Engine, RuleError, field, require
+from companion.games.names import PLACE_MOST, place_name, player_name
 from companion.games.imperial_rules import (
     ARMY_SUPPLY,
     BIG_BOND,
@@ -146,6 +147,8 @@ def _validate_players(options: Mapping[str, Any]) -> tuple[str, ...]:
     require(2 <= len(players) <= 6, f"option 'players' must list 2 to 6 players, not {len(players)}")
     for name in players:
         require(isinstance(name, str) and name.strip() != "", f"option 'players' has an invalid name {name!r}")
+        # bounded before it is quoted whole below
+        player_name(name.strip(), "option 'players': a player's name")
         require(name == name.strip(), f"option 'players' has a name with surrounding spaces: {name!r}")
     require(len(set(players)) == len(players), "option 'players' repeats a name")
     return tuple(players)
@@ -215,8 +218,9 @@ def _validate_city_names(raw: object) -> dict[str, dict[str, str]]:
             )
             require(
                 isinstance(label, str) and 0 < len(label.strip()) <= 40,
-                f"option 'city_names.{nation}.{city_id}' must be a name of 1 to 40 characters",
+                f"option 'city_names.{nation}.{city_id}' must be a name of 1 to {PLACE_MOST} characters",
             )
+            place_name(label.strip(), f"option 'city_names.{nation}.{city_id}'")
         names[nation] = {k: v.strip() for k, v in cities.items()}
     return names
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from companion.games.base import field, require
+from companion.games.names import note
 from companion.games.imperial_rules import (
     ARMY_SUPPLY,
     FLEET_SUPPLY,
@@ -74,7 +75,8 @@ def _correct(state: State, action: Mapping[str, Any]) -> State:
     assert spec is not None
     keys, apply = spec
     _only_keys(action, {"what", "value", "reason", *keys})
-    field(action, "reason", str, default="")
+    # not kept in the state, but the event log and the record keep it and /api/events shows it
+    note(field(action, "reason", str, default=""), "'reason'")
     require("value" in action, "action is missing 'value'")
     return apply(state, action)
 

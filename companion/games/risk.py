@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from companion.games.mapdata import with_map
 from companion.games import dice
 from companion.games.base import Engine, RuleError, field, require
+from companion.games.names import colour, player_name
 from companion.games.risk_board import (
     ADJACENT,
     AIRFIELD_REACHES,
@@ -167,6 +168,8 @@ __all__ = [
 # ---------------------------------------------------------------- new
 
 
+# what a player may choose at New game (the page offers these and paints them)
+COLOURS = ("red", "blue", "green", "yellow", "black", "white")
 OPTION_KEYS = ("players", "colours", "variant", "setup", "missions", "cities", "capitals", "first", "lost_table_size",
                "airfield_reach")
 
@@ -181,7 +184,7 @@ def _option_players(options: Mapping[str, Any]) -> list[str]:
     for name in players:
         require(isinstance(name, str) and name.strip(), "'players' must be non-empty names")
         require(name.strip().lower() != NEUTRAL, "'players': 'neutral' is the third army, not a player")
-        names.append(name.strip())
+        names.append(player_name(name.strip(), "'players': a player's name"))
     require(names[0] != names[1], "'players' must be two different names")
     return names
 
@@ -192,9 +195,11 @@ def new(options: Mapping[str, Any], map_data: Mapping[str, Any] | None = None) -
     for key in options:
         require(key in OPTION_KEYS, f"unknown option '{key}' (known: {', '.join(OPTION_KEYS)})")
     players = _option_players(options)
-    colours = options.get("colours", {players[0]: "red", players[1]: "blue"})
-    require(isinstance(colours, Mapping) and set(colours) == set(players), "'colours' must give a colour to each player")
-    require(all(isinstance(c, str) and c for c in colours.values()), "'colours' must be colour names")
+    given_colours = options.get("colours", {players[0]: "red", players[1]: "blue"})
+    require(isinstance(given_colours, Mapping) and set(given_colours) == set(players), "'colours' must give a colour to each player")
+    # only the game's own colours: the page paints them, so anything else would be style text from a stranger
+    colours = {p: colour(given_colours[p], COLOURS, f"'colours': {p}'s colour") for p in players}
+    require(colours[players[0]] != colours[players[1]], f"'colours': both players chose {colours[players[0]]}")
     variant = options.get("variant", "basic")
     require(variant in VARIANTS, f"'variant' must be one of {', '.join(VARIANTS)}, not {variant!r}")
 
@@ -678,7 +683,7 @@ def scores(state: Mapping[str, Any]) -> dict[str, int]:
 
 
 ENGINE = Engine(name="risk", title="Risk: Balance of Power", new=new, act=act, view=view, scores=scores, seats=(2, 2, 2),
-                default_names=("Red", "Blue"), colours=("red", "blue", "green", "yellow", "black", "white"),
+                default_names=("Red", "Blue"), colours=COLOURS,
                 setup_options=(
                     {"key": "setup", "label": "Set-up", "kind": "choice",
                      "help": "which Basic Training leaflet the board was filled from (its missions and cities come with it), "

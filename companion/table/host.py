@@ -47,8 +47,16 @@ class GameHost:
         game_id = store.latest_game()
         if game_id is None:
             self.new_game(default_game, default_options, source="startup")
-        else:
+            return
+        try:
             self._replay(game_id)
+        except _StoredGameRefused as refused:
+            # Today's rules refuse how the stored game began (say a name past the bound that came in before there
+            # was one): the table must still start. Its events stay in the log; a fresh game is begun, and the
+            # page says why.
+            log.warning("%s", refused)
+            self.new_game(default_game, default_options, source="startup")
+            self.problems.append(str(refused))
 
     # --- folding the log
     def _replay(self, game_id: int) -> None:
@@ -58,7 +66,11 @@ class GameHost:
         if game not in self.engines:
             raise RuleError(f"the stored game {game_id} is of an unknown kind {game!r}")
         engine = self.engines[game]
-        states = [engine.new(first.body.get("options", {}))]
+        try:
+            states = [engine.new(first.body.get("options", {}))]
+        except RuleError as exc:
+            raise _StoredGameRefused(f"the stored game {game_id} could not be replayed, so a new game was started "
+                                     f"(the old one is still in the log): {exc}") from None
         labels: list[str] = ["new game"]
         for ev in events[1:]:
             if ev.kind == "action":
@@ -291,6 +303,10 @@ class GameHost:
                 cb()
             except Exception:  # a listener (LEDs, the simulated table) must not break the game
                 log.exception("change listener %r failed", cb)
+
+
+class _StoredGameRefused(RuleError):
+    """The stored game's own new_game is refused by the engine as it is now."""
 
 
 def _finite(value: Any, where: str) -> None:

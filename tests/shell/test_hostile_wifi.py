@@ -1,5 +1,6 @@
 """Issue 34: other pages on the Wi-Fi. Cross-origin changes, non-JSON POSTs, foreign Host names, framing."""
 
+import json
 import socket
 
 import pytest
@@ -98,6 +99,29 @@ def test_the_page_has_no_inline_script_or_style():
         assert not re.search(r"<style|\sstyle=|\son[a-z]+=", text), html
 
 
+def test_the_scripts_set_styles_one_property_at_a_time():
+    # a colour from the state once went into style text that was split on ";" and applied whole, so that a
+    # colour of "red;position:fixed;…" covered the page: every style is an object of properties, set through
+    # CSSOM's setProperty (one value each, which can never become more declarations), and no script writes HTML
+    import re
+    from pathlib import Path
+
+    import companion.web as web
+
+    root = Path(web.__file__).parent
+    scripts = sorted((root / "static").glob("*.js")) + sorted((root / "hall").glob("*.js"))
+    assert len(scripts) >= 7
+    for script in scripts:
+        text = script.read_text()
+        assert not re.search(r"\bstyle:\s*[^{\s]", text), script
+        assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|cssText|document\.write|setAttribute\(\s*[\"']style", text), script
+        assert 'split(";")' not in text, script
+        # a handler set as an attribute is inline script, which the CSP blocks: Risk's forms lost their onsubmit so
+        assert 'k === "on' not in text, script
+        for helper in re.findall(r'k === "style"\)[^\n]*', text):
+            assert "Object.keys(v)" in helper and "setProperty(prop, String(v[prop]))" in helper, script
+
+
 @pytest.fixture
 def hall():
     board = HallBoard("127.0.0.1", 1, "main")
@@ -120,3 +144,90 @@ def test_config_hosts_are_checked(hosts, needle):
     with pytest.raises(ConfigError) as err:
         parse({"web": {"hosts": hosts}}, source="c.toml")
     assert str(err.value).startswith("c.toml: [web] hosts: ") and needle in str(err.value)
+
+
+# ---------------------------------------------------------------- item 4 and 5: colours and names the players type
+
+LONG = "x" * 10_000
+CSS = "red;position:fixed;top:0;left:0;width:100vw;height:100vh;z-index:2147483647;background:url(http://evil.example/b.png)"
+OWN = {"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"}
+
+
+def unchanged(client, before):
+    after = client.get("/api/state").get_json()
+    assert (after["seq"], after["game"], after["view"]) == (before["seq"], before["game"], before["view"])
+
+
+@pytest.mark.parametrize("game,options", [
+    ("balance_duels", {"players": 2, "names": [LONG, "Bob"]}),
+    ("imperial", {"players": [LONG, "Bob"]}),
+    ("risk", {"players": [LONG, "Bob"]}),
+    ("balance_of_power", {"players": [{"name": LONG, "empire": "france"}, {"name": "Bob", "empire": "prussia"}]}),
+    ("global_powers", {"players": [LONG, "Bob"]}),
+])
+def test_a_name_of_ten_thousand_characters_is_refused_by_every_game(client, game, options):
+    before = client.get("/api/state").get_json()
+    r = client.post("/api/new_game", json={"game": game, "options": options}, headers=OWN)
+    assert r.status_code == 409
+    error = r.get_json()["error"]
+    assert "a player's name is at most 24 characters: 'xxxx" in error and len(error) < 200
+    unchanged(client, before)
+
+
+def test_a_name_with_a_newline_or_a_bidi_override_is_refused(client):
+    before = client.get("/api/state").get_json()
+    for name in ("Ann\nBob", "Ann\u202e"):
+        r = client.post("/api/new_game", json={"game": "risk", "options": {"players": [name, "Cy"]}}, headers=OWN)
+        assert r.status_code == 409 and "a player's name cannot hold control characters" in r.get_json()["error"]
+    unchanged(client, before)
+
+
+@pytest.mark.parametrize("game,options,needle", [
+    ("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": CSS, "Bob": "blue"}},
+     "'colours': Ann's colour must be one of red, blue, green, yellow, black, white"),
+    ("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": CSS}, {"name": "Bob", "empire": "prussia"}]},
+     "'players': Ann's colour must be one of blue, red, green, yellow, black, white"),
+])
+def test_a_colour_that_is_style_text_is_refused_in_a_new_game_and_in_a_record(client, game, options, needle):
+    before = client.get("/api/state").get_json()
+    r = client.post("/api/new_game", json={"game": game, "options": options}, headers=OWN)
+    assert r.status_code == 409 and needle in r.get_json()["error"]
+    assert "z-index" not in r.get_json()["error"]
+    record = json.dumps({"kind": "new_game", "body": {"game": game, "options": options}}) + "\n"
+    r = client.post("/api/record", data=record, content_type="application/x-ndjson", headers=OWN)
+    assert r.status_code == 409 and r.get_json()["error"].startswith("line 1: ") and needle in r.get_json()["error"]
+    unchanged(client, before)
+
+
+def test_the_games_own_colours_still_start_a_game(client):
+    r = client.post("/api/new_game", json={"game": "risk", "options": {"players": ["Ann", "Bob"],
+                                                                       "colours": {"Ann": "green", "Bob": "black"}}}, headers=OWN)
+    assert r.status_code == 200
+    assert [p["colour"] for p in r.get_json()["state"]["view"]["players"]] == ["green", "black"]
+
+
+@pytest.mark.parametrize("game,options,needle", [
+    ("risk", {"colours": {"Red": CSS, "Blue": "blue"}}, "Red's colour must be one of"),
+    ("imperial", {"players": ["Ann", LONG]}, "a player's name is at most 24 characters"),
+])
+def test_the_config_refuses_them_too(game, options, needle):
+    from companion.config import ConfigError, parse
+
+    with pytest.raises(ConfigError) as err:
+        parse({"game": {"name": game, "options": options}}, source="c.toml")
+    assert str(err.value).startswith("c.toml: [game] options") and needle in str(err.value)
+
+
+def test_a_stored_game_todays_rules_refuse_still_lets_the_table_start(tmp_path):
+    # a game begun before names had a bound (straight into the log, as an older daemon would have written it)
+    from companion.games import balance_duels as bd
+    from companion.games.registry import engines
+    from companion.store import EventStore
+    from companion.table.host import GameHost
+
+    store = EventStore(tmp_path / "events.sqlite3")
+    old = store.append(None, "new_game", {"game": "imperial", "options": {"players": ["x" * 30, "Bob"]}}, "page")
+    host = GameHost(store, engines(bd.load_model("A")), "balance_duels", {"players": 2})
+    assert host.game == "balance_duels" and host.game_id != old.game_id
+    assert any(f"the stored game {old.game_id} could not be replayed" in p and "at most 24" in p for p in host.problems)
+    assert store.game_events(old.game_id)[0].body["options"]["players"][0] == "x" * 30     # the old game is still there

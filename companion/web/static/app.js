@@ -17,7 +17,7 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.setAttribute("class", v);
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else node.setAttribute(k, v === true ? "" : v);
     }
     for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c.nodeType ? c : String(c));
@@ -192,7 +192,7 @@
     return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.18 ? "#000" : "#fff";
   }
   function swatch(p) {
-    return el("span", { class: "swatch mark", style: `background:${p.colour};color:${inkOn(p.colour)}`, "aria-hidden": "true" },
+    return el("span", { class: "swatch mark", style: { "background-color": p.colour, color: inkOn(p.colour) }, "aria-hidden": "true" },
       (p.name || "?").trim().charAt(0).toUpperCase());
   }
 
@@ -206,7 +206,7 @@
     turn.hidden = !mover;
     if (mover) {
       turn.replaceChildren(swatch(mover), el("span", {}, `${mover.name}'s turn`));
-      turn.style.borderColor = mover.colour;
+      turn.style.setProperty("border-color", mover.colour);
     }
     $("btn-undo").disabled = !state.can_undo;
     const arm = state.game === "balance_duels";

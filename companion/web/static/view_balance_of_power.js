@@ -23,8 +23,8 @@
     Object.keys(attrs || {}).forEach(function (k) {
       var v = attrs[k];
       if (v === null || v === undefined || v === false) return;
-      if (k === "onclick" || k === "onchange") node[k] = v;
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      if (k.slice(0, 2) === "on") node[k] = v;  // a handler as a property: as an attribute it is inline script (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else node.setAttribute(k, v === true ? "" : v);
     });
     [].concat(children === undefined ? [] : children).forEach(function (c) {
@@ -89,9 +89,9 @@
       return h("div", { "class": "bar-row" }, [
         h("span", { "class": "bar-name" }, p.name),
         h("span", { "class": "bar-track" }, [
-          h("span", { "class": "bar-fill", style: "width:" + pct.toFixed(1) + "%;background:" + (p.colour || "#555") }),
+          h("span", { "class": "bar-fill", style: { width: pct.toFixed(1) + "%", "background-color": p.colour || "#555" } }),
           h("span", { "class": "bar-num" }, p.score === null ? "?" : String(p.score)),
-          target ? h("span", { "class": "bar-goal", style: "left:" + (100 * target / most).toFixed(1) + "%" }) : null])]);
+          target ? h("span", { "class": "bar-goal", style: { left: (100 * target / most).toFixed(1) + "%" } }) : null])]);
     });
     return h("div", { "class": "bar-chart", role: "img",
       "aria-label": "Scores" + (target ? " against " + target + " to win" : "") + ": " +
@@ -109,7 +109,7 @@
         return h("span", { "class": "bp-pawncount" }, pawnName(c) + " " + p.pawns[c] + " (" + p.pool[c] + ")");
       });
       return h("tr", { "class": active ? "bp-active" : null, "aria-current": active ? "true" : null }, [
-        h("th", { scope: "row" }, [h("span", { "class": "bp-swatch", style: "background:" + (p.colour || "#777") }), p.name,
+        h("th", { scope: "row" }, [h("span", { "class": "bp-swatch", style: { "background-color": p.colour || "#777" } }), p.name,
           h("small", {}, " " + p.empire_title), active ? " \u25C0" : ""]),
         h("td", { "class": "bp-score" }, p.score === null ? "?" : String(p.score)),
         h("td", {}, p.to_win === null ? "\u2014" : String(p.to_win)),

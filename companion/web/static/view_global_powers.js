@@ -34,8 +34,8 @@
     Object.keys(attrs || {}).forEach(function (k) {
       var v = attrs[k];
       if (v === null || v === undefined || v === false) return;
-      if (k === "onclick" || k === "onchange") node[k] = v;
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      if (k.slice(0, 2) === "on") node[k] = v;  // a handler as a property: as an attribute it is inline script (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else node.setAttribute(k, v === true ? "" : v);
     });
     [].concat(children === undefined ? [] : children).forEach(function (c) {
@@ -121,9 +121,9 @@
       return h("div", { "class": "bar-row" }, [
         h("span", { "class": "bar-name" }, p.name),
         h("span", { "class": "bar-track" }, [
-          h("span", { "class": "bar-fill gp-c-" + p.colour, style: "width:" + (100 * Math.max(p.vp, 0) / most).toFixed(1) + "%" }),
+          h("span", { "class": "bar-fill gp-c-" + p.colour, style: { width: (100 * Math.max(p.vp, 0) / most).toFixed(1) + "%" } }),
           h("span", { "class": "bar-num" }, String(p.vp)),
-          h("span", { "class": "bar-goal", style: "left:" + (100 * goal / most).toFixed(1) + "%" })])]);
+          h("span", { "class": "bar-goal", style: { left: (100 * goal / most).toFixed(1) + "%" } })])]);
     });
     return h("div", { "class": "bar-chart", role: "img",
       "aria-label": "Victory points if the evaluation were now, against " + goal + " needed: " +

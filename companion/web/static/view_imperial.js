@@ -24,7 +24,7 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.setAttribute("class", v);
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else node.setAttribute(k, v === true ? "" : String(v));
     }
     for (const c of children.flat()) {
@@ -383,7 +383,7 @@
     return h("table", { class: "imp-table" },
       h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, view.nations.map((n) => h("tr", { class: n.id === view.to_move ? "imp-me" : null },
-        h("th", { scope: "row" }, h("span", { class: "imp-chip", style: `background:${NATIONS[n.id].colour}` }, code(n.id)), " ", n.name),
+        h("th", { scope: "row" }, h("span", { class: "imp-chip", style: { "background-color": NATIONS[n.id].colour } }, code(n.id)), " ", n.name),
         h("td", {}, n.government || h("span", { class: "imp-dim" }, "none")),
         h("td", { class: "imp-num" }, money(n.treasury)),
         h("td", { class: "imp-num" }, `${n.power_points}`, h("span", { class: "imp-dim" }, ` ×${n.power_factor}`)),
@@ -422,7 +422,7 @@
           p.swiss_bank ? h("span", { class: "imp-badge imp-badge-swiss", title: "governs no nation" }, "Swiss bank") : null),
         h("td", { class: "imp-num" }, secret(p.cash_hidden, money(p.cash)), view.game_over ? null : cashToggle(p, api)),
         h("td", {}, h("div", { class: "imp-bonds" }, ORDER.filter((n) => p.bond_totals[n]).map((n) =>
-          h("span", { class: "imp-bond" }, h("span", { class: "imp-chip", style: `background:${NATIONS[n].colour}` }, code(n)), " ",
+          h("span", { class: "imp-bond" }, h("span", { class: "imp-chip", style: { "background-color": NATIONS[n].colour } }, code(n)), " ",
             p.bonds.filter((b) => b.nation === n).map((b) => `${b.value}/${b.interest}`).join(" "),
             h("span", { class: "imp-dim" }, ` Σ${p.bond_totals[n]}`))))),
         h("td", {}, p.governs.map(code).join(" ") || h("span", { class: "imp-dim" }, "—")),

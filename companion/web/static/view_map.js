@@ -11,8 +11,8 @@
     Object.keys(attrs || {}).forEach(function (k) {
       var v = attrs[k];
       if (v === null || v === undefined || v === false) return;
-      if (k === "onclick" || k === "onsubmit") node[k] = v;
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      if (k.slice(0, 2) === "on") node[k] = v;  // a handler as a property: as an attribute it is inline script (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else if (k === "text") node.textContent = v;
       else node.setAttribute(k, v === true ? "" : v);
     });

@@ -30,8 +30,8 @@
     Object.keys(attrs || {}).forEach(function (k) {
       var v = attrs[k];
       if (v === null || v === undefined || v === false) return;
-      if (k === "onclick" || k === "onchange" || k === "oninput") node[k] = v;
-      else if (k === "style") String(v).split(";").forEach(function (d) { var i = d.indexOf(":"); if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); });  // CSSOM: no inline style attribute (CSP)
+      if (k.slice(0, 2) === "on") node[k] = v;  // a handler as a property: as an attribute it is inline script (CSP)
+      else if (k === "style") Object.keys(v).forEach(function (prop) { node.style.setProperty(prop, String(v[prop])); });  // CSSOM, one property each: no style attribute (CSP), and a value is never read as more declarations
       else if (k === "text") node.textContent = v;
       else node.setAttribute(k, v === true ? "" : v);
     });
@@ -142,7 +142,7 @@
         rows.push(["Airfield", p.airfield ? (p.airfield.territory || "built") : "none"]);
       }
       return h("section", { "class": "rk-player" + (active ? " rk-active" : ""), "aria-current": active ? "true" : null }, [
-        h("h3", {}, [h("span", { "class": "rk-swatch", style: "background:" + p.colour }), p.name, active ? " \u25C0 to play" : ""]),
+        h("h3", {}, [h("span", { "class": "rk-swatch", style: { "background-color": p.colour } }), p.name, active ? " \u25C0 to play" : ""]),
         h("div", { "class": "rk-missions-count", "aria-label": p.missions_done + " of " + view.missions_to_win + " missions" }, pips),
         h("p", { "class": "rk-capital" }, p.holds_own_capital ? "\u2714 holds own capital" : "\u2716 own capital lost"),
         h("dl", {}, rows.map(function (r) { return [h("dt", {}, r[0]), h("dd", {}, r[1])]; }).reduce(function (a, b) { return a.concat(b); }, []))

@@ -57,6 +57,7 @@ bench: $(STAMP) browser mosquitto
 	$(BIN)/python bench/game_following.py
 	$(BIN)/python bench/crash.py
 	$(BIN)/python bench/http_fuzz.py
+	$(BIN)/python bench/hostile_wifi.py
 	$(BIN)/python bench/rules_fuzz.py
 	$(BIN)/python bench/file_fuzz.py
 	$(BIN)/python bench/faults.py

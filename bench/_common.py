@@ -1,5 +1,5 @@
-"""Shared by the reliability benchmarks (bench/crash.py, http_fuzz.py, rules_fuzz.py, file_fuzz.py, faults.py,
-load.py): the import path to the test harness, the machine line, and the figures' output."""
+"""Shared by the reliability benchmarks (bench/crash.py, http_fuzz.py, hostile_wifi.py, rules_fuzz.py,
+file_fuzz.py, faults.py, load.py): the import path to the test harness, the machine line, and the figures' output."""
 
 from __future__ import annotations
 

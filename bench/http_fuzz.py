@@ -6,10 +6,13 @@ half the requests carry a valid session); --http-requests go over loopback to a 
 Besides them, every run sends the hostile set (tests/reliability/httpfuzz.py, hostile_requests) to each
 target: NaN, Infinity and 1e999 in actions, options, records and every body; every option of every game
 given wrong-typed and huge values, directly and through /api/record; sequence numbers past 2^63, negative
-and 5,000 digits long in queries and Last-Event-ID; bodies past the 64 kB limit.
+and 5,000 digits long in queries and Last-Event-ID; bodies past the 64 kB limit; and issue 34's attacks from
+another page on the Wi-Fi (cross-origin POSTs, form and text bodies, foreign Host names, names of 10,000
+characters or with control and bidi characters in every game, style text as a Risk or 1815 colour), each
+with the very status it must get (403, 415, 421, 409).
 Each answer is checked: no 5xx (but the documented 503s), every error a JSON object naming the problem,
 every JSON answer strict (no NaN/Infinity), no change to the game from a refused request or a read, no
-CORS header. Exit code 1 on any failure.
+CORS header, the promised status where the hostile set states one. Exit code 1 on any failure.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ PER_EXAMPLE = 5
 
 
 def send_hostile(target, failures: list[Result], *, session: bool = True) -> int:
-    """The hostile set, every run: each must keep the promises and be refused (4xx) where it is non-finite or huge."""
+    """The hostile set, every run: each must keep the promises, be refused (4xx) where it is non-finite or huge, and
+    get the status it states (`Request.expect`: issue 34's, checked with the other promises)."""
     sent = 0
     for req in hostile_requests():
         req.session = req.session and session

@@ -5,11 +5,14 @@ The promises checked for every request:
   * every error (4xx) is a JSON object whose "error" names the problem,
   * every JSON answer strict: no NaN or Infinity, which a browser's JSON.parse refuses,
   * a refused request, and any read, changes nothing (the log's last seq and the game's view),
-  * no CORS header, whatever the Origin.
+  * no CORS header, whatever the Origin,
+  * a request whose answer is known (`Request.expect`, the hostile set's) gets exactly that status.
 `Target` runs the Flask app in-process (Flask's test client); `send_over_http` the same requests to a
 daemon process on loopback. `hostile_requests()` are sent on every run besides the random ones: the inputs
 that once answered 500 or stored what no page could read (NaN and huge numbers in queries, options and
-actions, mistyped options for every option of every game, bodies over the limit).
+actions, mistyped options for every option of every game, bodies over the limit), and what another page on
+the table's Wi-Fi can send (issue 34: cross-origin changes, form and text bodies, a foreign Host, names of
+10,000 characters or with control characters in every game, a colour that is style text).
 """
 
 from __future__ import annotations
@@ -66,10 +69,14 @@ class Request:
     headers: dict[str, str]
     body: bytes | None
     session: bool = False          # send the valid PIN session (cookie + CSRF token)
+    # the status it must be answered, where the hostile set knows it (None: any that keeps the other promises);
+    # a refusal that moved to another status would be a guard that moved, or one that went
+    expect: int | None = None
 
     def describe(self) -> str:
         body = self.body if self.body is None or len(self.body) < 120 else self.body[:120] + b"..."
-        return f"{self.method} {self.path} headers={self.headers} session={self.session} body={body!r}"
+        return (f"{self.method} {self.path} headers={self.headers} session={self.session} body={body!r}"
+                + (f" expect={self.expect}" if self.expect is not None else ""))
 
 
 @dataclass
@@ -256,6 +263,8 @@ def check(result: Result, headers: dict[str, str], mimetype: str, payload: bytes
     p = result.problems
     if status >= 500 and status not in ALLOWED_5XX:
         p.append(f"answered {status}")
+    if req.expect is not None and status != req.expect:
+        p.append(f"answered {status}, not {req.expect}")
     if any(k.lower().startswith("access-control-") for k in headers):
         p.append("sent a CORS header")
     for problem in _not_strict(mimetype, payload):
@@ -345,6 +354,98 @@ def hostile_requests() -> list[Request]:
         reqs.append(Request("GET", "/api/stream", {"Last-Event-ID": number}, None))
     for path in ("/api/action", "/api/record", "/api/new_game", "/api/login"):
         reqs.append(post(path, body=b'{"action": "' + b"x" * MAX_BODY_BYTES + b'"}'))
+    return reqs + hostile_wifi_requests()
+
+
+# --- issue 34: what a page on the table's Wi-Fi, or a guest typing, can send
+
+EVIL_ORIGIN = "http://evil.example"
+# the DNS-rebinding page's own name, which it has made point at the Pi (any port: the name is what is refused)
+FOREIGN_HOSTS = ("evil.example", "evil.example:8080", "localhost.evil.example", "192.168.1.20.evil.example")
+# what a no-cors fetch or a plain <form> can send: no JSON content type is among them
+SIMPLE_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", None)
+LONG_NAME = "x" * 10_000
+# a newline, a NUL, an escape, right-to-left and left-to-right overrides, a zero-width space, a line separator;
+# each inside the name: at either end, what str.strip() takes as a space (a newline, U+2028) is stripped, not refused
+HIDDEN_NAMES = ("Ann\nBob", "An\x00n", "Ann\x1b[2J", "\u202eAnn", "Ann\u202d", "An\u200bn", "Ann\u2028Bob")
+# a Risk colour that once covered the page and fetched an outside image (issue 34, item 4)
+CSS_COLOUR = ("red;position:fixed;top:0;left:0;width:100vw;height:100vh;z-index:2147483647;"
+              "background:url(http://evil.example/beacon.png)")
+
+
+def name_options(game: str, name: str) -> dict:
+    """`game`'s New game options with `name` as the first player's, the other plainly named."""
+    return {
+        "balance_duels": {"players": 2, "names": [name, "Bob"]},
+        "imperial": {"players": [name, "Bob"]},
+        "risk": {"players": [name, "Bob"]},
+        "balance_of_power": {"players": [{"name": name, "empire": "france"}, {"name": "Bob", "empire": "prussia"}]},
+        "global_powers": {"players": [name, "Bob"]},
+    }[game]
+
+
+# the colour options that must be one of the game's own: Risk's colours by player, 1815's colour in a player
+CSS_COLOUR_OPTIONS = (
+    ("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": CSS_COLOUR, "Bob": "blue"}}),
+    ("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": "red", "Bob": "blue;background:url(//evil.example/b)"}}),
+    ("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": CSS_COLOUR},
+                                      {"name": "Bob", "empire": "prussia"}]}),
+    ("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": "blue"},
+                                      {"name": "Bob", "empire": "prussia", "colour": "red}body{display:none"}]}),
+)
+
+
+def hostile_wifi_requests() -> list[Request]:
+    """Issue 34's attacks, each with the status it must get (and, as every refusal, no change to the game).
+
+    403: a change from another origin (a page elsewhere, or the browser saying cross-site), whatever it sends;
+    415: a POST that is not JSON, even empty: a form or a no-cors fetch, the only bodies such a page can send
+         without asking first, from the page's own origin too (a missing Origin proves nothing);
+    421: any request naming the daemon by a name not its own (DNS rebinding), reads and changes alike;
+    409: a name past 24 characters or with control or format characters in every game, a colour that is not
+         one of the game's own, in a New game and in an uploaded record (the table with a PIN sends its session,
+         so that the rules are what refuses)."""
+    reqs = []
+    changes = (("/api/roll", b'{"value": 3}'), ("/api/undo", b"{}"), ("/api/buttons/roll", b"{}"),
+               ("/api/action", b'{"action": {"type": "roll", "value": 3}}'),
+               ("/api/new_game", b'{"game": "risk", "options": {}}'))
+    for path, body in changes:
+        # the no-cors fetch the issue sent; then JSON, as if the page could: the Origin alone must refuse it
+        for ctype, hdrs in (("text/plain", {"Origin": EVIL_ORIGIN, "Sec-Fetch-Site": "cross-site"}),
+                            ("application/json", {"Origin": EVIL_ORIGIN}), ("application/json", {"Origin": "null"}),
+                            ("application/json", {"Sec-Fetch-Site": "cross-site"})):
+            reqs.append(Request("POST", path, {**hdrs, "Content-Type": ctype}, body, session=True, expect=403))
+        # from no stated origin: a JSON body as text, a form, an empty multipart, nothing at all
+        for ctype, sent in zip(SIMPLE_TYPES, (body, b"value=3", b"", None)):
+            hdrs = {} if ctype is None else {"Content-Type": ctype}
+            reqs.append(Request("POST", path, hdrs, sent, session=True, expect=415))
+    for path in ("/api/login", "/api/logout", "/api/dice"):
+        reqs.append(Request("POST", path, {"Content-Type": "application/x-www-form-urlencoded"}, b"pin=2468",
+                            session=True, expect=415))
+    for host in FOREIGN_HOSTS:
+        rebound = {"Host": host, "Origin": f"http://{host}", "Content-Type": "application/json"}
+        reqs += [Request("GET", "/api/state", {"Host": host}, None, expect=421),
+                 Request("GET", "/api//state", {"Host": host}, None, expect=421),
+                 Request("GET", "/", {"Host": host}, None, expect=421),
+                 Request("POST", "/api/new_game", rebound, b'{"game": "risk"}', session=True, expect=421),
+                 Request("POST", "/api/undo", rebound, b"{}", session=True, expect=421)]
+    for game in GAMES:
+        for name in (LONG_NAME,) + HIDDEN_NAMES:
+            # through a record too for the long name and a bidi override: a record's game is checked as a New game
+            reqs += _new_game_everywhere(game, name_options(game, name), record=name in (LONG_NAME, "\u202eAnn"))
+    for game, options in CSS_COLOUR_OPTIONS:
+        reqs += _new_game_everywhere(game, options, record=True)
+    return reqs
+
+
+def _new_game_everywhere(game: str, options: dict, *, record: bool) -> list[Request]:
+    """A New game the rules must refuse (409), as the page sends it and, with `record`, as line 1 of a record."""
+    body = json.dumps({"game": game, "options": options}, ensure_ascii=False)     # as JSON.stringify writes it
+    reqs = [Request("POST", "/api/new_game", {"Content-Type": "application/json"}, body.encode(), session=True,
+                    expect=409)]
+    if record:
+        reqs.append(Request("POST", "/api/record", {"Content-Type": "application/x-ndjson"},
+                            f'{{"kind": "new_game", "body": {body}}}\n'.encode(), session=True, expect=409))
     return reqs
 
 
@@ -354,7 +455,9 @@ def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int,
     """Send one fuzzed request on its own connection; (status, headers, mimetype, payload) — a stream is cut short."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.putrequest(req.method, req.path, skip_accept_encoding=True)
+        # a request that names its own Host (a rebinding page's) sends that one alone, as a browser would
+        own_host = any(k.lower() == "host" for k in req.headers)
+        conn.putrequest(req.method, req.path, skip_host=own_host, skip_accept_encoding=True)
         for k, v in req.headers.items():
             conn.putheader(k, v)
         conn.putheader("Content-Length", str(len(req.body or b"")))

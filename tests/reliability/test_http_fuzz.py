@@ -1,6 +1,7 @@
 """Every HTTP endpoint fuzzed with random methods, paths, headers and JSON bodies (bench/http_fuzz.py sends
 10,000+): never a 500, every error a JSON body naming the problem, no change from a refused request."""
 
+import collections
 import json
 
 import pytest
@@ -8,7 +9,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from companion.web.serving import MAX_BODY_BYTES
-from tests.reliability.httpfuzz import NON_FINITE, Request, Target, _not_strict, hostile_requests, requests
+from tests.reliability.httpfuzz import (GAMES, LONG_NAME, NON_FINITE, Request, Result, Target, _not_strict, check,
+                                       hostile_requests, requests)
 
 FUZZ = settings(max_examples=120, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -63,13 +65,17 @@ def test_a_balance_duels_tip_reported_twice_is_refused(target):
 
 def test_the_hostile_requests_keep_every_promise(target):
     """NaN and huge numbers in queries, options and actions, every option of every game mistyped, bodies over the
-    limit: each answered 4xx in JSON naming the problem, nothing changed, nothing sent that JSON.parse refuses."""
+    limit: each answered 4xx in JSON naming the problem, nothing changed, nothing sent that JSON.parse refuses.
+    Issue 34's (another origin, a form body, a foreign Host, long and hidden names, style text for a colour): each
+    the very status it promises (`expect`, checked with the other promises), PIN or no PIN."""
     reqs = hostile_requests()
     assert len(reqs) > 500
     statuses = set()
     for req in reqs:
         result = target.send(req)
         assert result.problems == [] and result.status < 500, (req.describe()[:300], result.status, result.problems)
+        if req.expect is not None:
+            continue            # its status is checked with the promises, and is not the classes below
         if req.body and len(req.body) > MAX_BODY_BYTES:
             assert result.status == 413
         elif req.body and any(word.encode() in req.body for word in NON_FINITE) or "=" in req.path \
@@ -77,6 +83,23 @@ def test_the_hostile_requests_keep_every_promise(target):
             assert result.status == 400 or req.path.endswith("=9223372036854775807"), (req.describe()[:300], result.status)
         statuses.add(result.status)
     assert statuses >= {200, 400, 409, 413}
+    # every class of issue 34 is tried on every run, in every game
+    expected = collections.Counter(r.expect for r in reqs if r.expect is not None)
+    assert {403, 415, 421, 409} <= set(expected) and min(expected.values()) >= 20, expected
+    long_names = {json.loads(r.body)["game"] for r in reqs if r.path == "/api/new_game" and r.expect == 409
+                  and LONG_NAME.encode() in r.body}
+    assert long_names == set(GAMES)
+
+
+def test_a_promised_status_is_checked():
+    # the hostile set's statuses are promises only if the check sees one broken: a cross-origin roll that landed
+    req = Request("POST", "/api/roll", {"Origin": "http://evil.example"}, b"{}", expect=403)
+    landed = Result(req, 200)
+    check(landed, {}, "application/json", b'{"ok": true}', (1, 1, "{}"), (2, 2, "{}"))
+    assert "answered 200, not 403" in landed.problems
+    refused = Result(req, 403)
+    check(refused, {}, "application/json", b'{"error": "refused: another origin"}', (1, 1, "{}"), (1, 1, "{}"))
+    assert refused.problems == []
 
 
 def test_the_fuzzers_own_checks_see_non_finite_json():

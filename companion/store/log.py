@@ -207,6 +207,32 @@ class EventStore:
                 raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
         return [(int(g), int(last), int(n)) for g, last, n in rows]
 
+    def changed_since(self, seq: int) -> tuple[list[tuple[int, int, int]], bool]:
+        """What changed after `seq`: the spans (as game_spans) of the games with an event after it, and whether a
+        people event came after it."""
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT game_id, MAX(seq), COUNT(*) FROM events WHERE game_id IN "
+                    "(SELECT DISTINCT game_id FROM events WHERE seq > ? AND game_id > 0) GROUP BY game_id", (seq,)
+                ).fetchall()
+                people = self._db.execute("SELECT 1 FROM events WHERE seq > ? AND kind = 'people' LIMIT 1",
+                                          (seq,)).fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
+        return [(int(g), int(last), int(n)) for g, last, n in rows], people is not None
+
+    def resumed_by(self, game_id: int) -> int | None:
+        """The game that resumed `game_id` (its new_game names it as `resumes`), if any."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT seq FROM events WHERE kind = 'new_game' AND "
+                                       "json_extract(body, '$.resumes') = ? ORDER BY seq LIMIT 1",
+                                       (game_id,)).fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
+        return int(row[0]) if row else None
+
     def people_events(self) -> list[Event]:
         """Every `people` event (renames and merges of players), oldest first."""
         return self._rows("SELECT seq, game_id, kind, body, source, at, clock FROM events WHERE kind = 'people' "

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from companion.foundation import strict_json
 from companion.foundation.clock import Clock
+from companion.games import plays
 from companion.games.base import Engine, RuleError
 from companion.store import Event, EventStore
 
@@ -58,21 +59,11 @@ class GameHost:
         if game not in self.engines:
             raise RuleError(f"the stored game {game_id} is of an unknown kind {game!r}")
         engine = self.engines[game]
-        states = [engine.new(first.body.get("options", {}))]
-        labels: list[str] = ["new game"]
-        for ev in events[1:]:
-            if ev.kind == "action":
-                try:
-                    states.append(engine.act(states[-1], ev.body["action"]))
-                    labels.append(_label(ev.body["action"]))
-                except (RuleError, KeyError, TypeError) as exc:
-                    # an event that no longer applies (e.g. the rules engine changed): show it, keep the rest
-                    msg = f"event {ev.seq} could not be replayed and was skipped: {exc}"
-                    log.warning(msg)
-                    self.problems.append(msg)
-            elif ev.kind == "undo" and len(states) > 1:
-                states.pop()
-                labels.pop()
+        folded = plays.fold(engine, first.body.get("options", {}), events[1:])
+        for msg in folded.problems:
+            log.warning(msg)
+        self.problems.extend(folded.problems)
+        states, labels = folded.states, folded.labels
         self.game_id = game_id
         self.game = game
         self.options = dict(first.body.get("options", {}))
@@ -302,6 +293,4 @@ def _finite(value: Any, where: str) -> None:
 
 
 def _label(action: Mapping[str, Any]) -> str:
-    kind = action.get("type", "action")
-    detail = action.get("move", {}).get("kind") if isinstance(action.get("move"), Mapping) else None
-    return f"{kind}:{detail}" if detail else str(kind)
+    return plays.label(action)

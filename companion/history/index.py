@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping
 
 from companion.games import plays as game_plays
 from companion.games.base import Engine, RuleError
-from companion.history import times
-from companion.history.people import Roster
+from companion.history import ratings, stats, times
+from companion.history.people import PeopleError, Roster, check_body
 from companion.history.cache import SummaryCache
 from companion.store import EventStore
 
@@ -95,6 +95,7 @@ class PlayIndex:
         self._version = 0                # raised with every change to the summaries or the people events
         self._derived: Derived | None = None
         self._memo: dict[Any, Any] = {}  # views computed for one version (stats, ratings)
+        self._books: dict[str, ratings.Book] = {}   # each game's ratings, extended while new plays only follow
         self.problems: list[str] = []
 
     # ------------------------------------------------------------------ building
@@ -338,9 +339,88 @@ class PlayIndex:
                 out["tip_torque"] = round(self._tip_torque, 1) if self._tip_torque is not None else None
         return out
 
+    def stats(self, *, game: str | None = None, player: str | None = None, limit: int = 50) -> dict:
+        d = self.derived()
+        pid = None
+        if player is not None:
+            person = d.roster.person(player) or d.roster.people.get(player)
+            if person is None:
+                return {"players": [], "games": [], "total_players": 0}
+            pid = person.id
+        got = self.memo(("stats", game, pid), lambda d: stats.compute(d, game=game, person=pid))
+        if pid is not None:
+            players = [r for r in got["players"] if r["person"] == pid]
+        else:
+            players = got["players"]
+        return {"players": players[:limit], "games": got["games"], "total_players": len(players)}
+
+    def ratings(self, game: str, limit: int = 50) -> dict:
+        rows = self.memo(("ratings", game), _ratings_for(self, game))
+        return {"game": game, "ratings": rows[:limit], "total": len(rows),
+                "model": "openskill Plackett-Luce, mu 25, sigma 25/3; shown as mu ± 2 sigma, ordered by mu - 3 sigma"}
+
+    def people(self, q: str = "", limit: int = 20) -> dict:
+        d = self.derived()
+        found = d.roster.suggestions(q, limit)
+        return {"people": [{"person": p.id, "name": p.name, "plays": p.plays,
+                            "spellings": sorted(p.spellings), "last_seq": p.last_seq} for p in found],
+                "problems": d.roster.problems}
+
+    # ------------------------------------------------------------------ people changes (events)
+    def change_people(self, body: Mapping[str, Any], source: str = "page") -> dict:
+        """A rename or a merge, checked against the people as they stand, then written as a `people` event.
+        PeopleError (with its status) when it cannot be done; nothing is written then."""
+        clean = check_body(body)
+        with self._lock:                      # one change at a time: each checked against the one before
+            d = self.derived()
+            if clean["op"] == "rename":
+                d.roster.rename(clean["name"], clean["to"], dry=True)
+            else:
+                d.roster.merge(clean["name"], clean["into"], dry=True)
+            ev = self.store.append_people(clean, source)
+            d = self.derived()
+        person = d.roster.person(clean.get("to") or clean.get("into"))
+        return {"seq": ev.seq, "person": person.id if person else None, "name": person.name if person else None}
+
+    def undo_people(self, source: str = "page") -> dict:
+        """Take back the latest rename or merge still standing (another `people` event)."""
+        with self._lock:
+            d = self.derived()
+            if not d.roster.standing:
+                raise PeopleError("no rename or merge to undo")
+            last = d.roster.standing[-1]
+            done = next((e.body for e in self.store.people_events() if e.seq == last), {})
+            ev = self.store.append_people({"op": "undo", "undoes": last}, source)
+        return {"seq": ev.seq, "undid": {"seq": last, **done}}
+
+    def check_resume(self, game_id: int) -> None:
+        """UnknownPlay when no game `game_id` is in the history (the host checks the rest under its lock)."""
+        d = self.derived()
+        if game_id not in d.part_of:
+            raise UnknownPlay(f"no play {game_id} in the history")
+
     def fingerprint_of(self, game_id: int) -> str:
         s = self._summaries.get(game_id)
         return hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest() if s else ""
 
     def close(self) -> None:
         self.cache.close()
+
+
+def _ratings_for(index: "PlayIndex", game: str) -> Callable[["Derived"], list[dict]]:
+    def make(d: "Derived") -> list[dict]:
+        matches = []
+        for p in reversed(d.plays):            # oldest first, by the event that ended each
+            s = p.summary
+            if s.get("game") != game or not s.get("over") or s.get("problem"):
+                continue
+            m = ratings.match(s.get("players", []), p.people, bool(s.get("teams")))
+            if m is not None:
+                matches.append(m)
+        with index._lock:
+            book = index._books.get(game)
+        book = ratings.rate(matches, book)
+        with index._lock:
+            index._books[game] = book
+        return ratings.table(book, {pid: person.name for pid, person in d.roster.people.items()})
+    return make

@@ -154,7 +154,7 @@ class Roster:
             raise PeopleError(f"nobody called {name!r} has played here ('{what}')", 404)
         return self.people[pid]
 
-    def rename(self, name: str, to: str, check: bool = True) -> Person:
+    def rename(self, name: str, to: str, check: bool = True, dry: bool = False) -> Person:
         p = self._find(name, "name")
         if self._guest(to):
             raise PeopleError(f"{to!r} is how guests are named (a seat's default, \"Player N\" or \"Guest…\"); "
@@ -164,17 +164,21 @@ class Roster:
             raise PeopleError(f"{self.people[other].name!r} is someone else already: merge the two instead")
         if check and to == p.name:
             raise PeopleError(f"{p.name!r} is called that already")
+        if dry:
+            return p
         p.name = to
         p.renamed = True
         p.aliases.add(key(to))
         self.alias[key(to)] = p.id
         return p
 
-    def merge(self, name: str, into: str, check: bool = True) -> Person:
+    def merge(self, name: str, into: str, check: bool = True, dry: bool = False) -> Person:
         src = self._find(name, "name")
         dst = self._find(into, "into")
         if src.id == dst.id:
             raise PeopleError(f"{name!r} and {into!r} are the same person already: nothing to merge")
+        if dry:
+            return dst
         for k in src.aliases:
             self.alias[k] = dst.id
         dst.aliases |= src.aliases

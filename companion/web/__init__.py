@@ -437,7 +437,7 @@ def create_app(companion) -> Flask:
             raise ApiError(400, f"nothing was saved: {exc}") from None
         return jsonify({"ok": True, "game": game, "completed": completed, "state": state_payload()})
 
-    history_api.install(app, companion, change, ApiError)      # the plays, people and ratings (game nights)
+    history_api.install(app, companion, change, ApiError, _body)      # the plays, people and ratings (game nights)
 
     @app.post("/api/buttons/<name>")
     @change

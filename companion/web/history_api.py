@@ -57,8 +57,10 @@ def _only(allowed: tuple[str, ...]) -> None:
                          f"this takes {', '.join(allowed) or 'none'}")
 
 
-def install(app: Flask, companion, change: Callable, api_error: type) -> None:
-    """The routes on `app`; `change` is the app's PIN check for changes, `api_error` its ApiError."""
+def install(app: Flask, companion, change: Callable, api_error: type, body: Callable[[], dict]) -> None:
+    """The routes on `app`; `change` is the app's PIN check for changes, `api_error` its ApiError, `body` its
+    reader of a JSON object body."""
+    _body = body
     history = companion.history
 
     def bad(exc: Exception):
@@ -119,3 +121,74 @@ def install(app: Flask, companion, change: Callable, api_error: type) -> None:
             return jsonify(history.play(pid))
         except UnknownPlay as exc:
             raise api_error(404, str(exc)) from None
+
+    @app.get("/api/stats")
+    @read
+    def api_stats():
+        _only(("game", "player", "limit"))
+        return jsonify(history.stats(game=game_arg(), player=player_arg(),
+                                     limit=_int("limit", request.args.get("limit"), 1, MAX_LIMIT, 50)))
+
+    @app.get("/api/ratings")
+    @read
+    def api_ratings():
+        _only(("game", "limit"))
+        game = game_arg()
+        if game is None:
+            raise ValueError(f"'game' names the game to rate: {', '.join(games())}")
+        return jsonify(history.ratings(game, limit=_int("limit", request.args.get("limit"), 1, MAX_LIMIT, 50)))
+
+    @app.get("/api/people")
+    @read
+    def api_people():
+        """The names of earlier plays for New game: the most recently seated first, `q` matched as names are."""
+        _only(("q", "limit"))
+        q = request.args.get("q", "")
+        if len(q) > MAX_NAME:
+            raise ValueError(f"'q' is at most {MAX_NAME} characters")
+        return jsonify(history.people(q, limit=_int("limit", request.args.get("limit"), 1, MAX_LIMIT, 20)))
+
+    def people_change(do):
+        try:
+            return do()
+        except PeopleError as exc:
+            raise api_error(exc.status, str(exc)) from None
+        except NotReady as exc:
+            raise api_error(503, str(exc), building={"done": exc.done, "total": exc.total}) from None
+
+    @app.post("/api/people")
+    @change
+    def api_people_change():
+        """{"op": "rename", "name", "to"} or {"op": "merge", "name", "into"}: written as a people event."""
+        body = _body()
+        extra = sorted(set(body) - {"op", "name", "to", "into"})
+        if extra:
+            raise api_error(400, f"unknown field(s) {', '.join(repr(e[:40]) for e in extra[:5])}")
+        return jsonify({"ok": True, **people_change(lambda: history.change_people(body))})
+
+    @app.post("/api/people/undo")
+    @change
+    def api_people_undo():
+        if _body():
+            raise api_error(400, "send an empty object: the undo takes back the latest rename or merge")
+        return jsonify({"ok": True, **people_change(lambda: history.undo_people())})
+
+    @app.post("/api/plays/<play_id>/resume")
+    @change
+    def api_resume(play_id: str):
+        """Make an unfinished play the current game again (the current one stays in the history, unfinished)."""
+        try:
+            pid = _int("play id", play_id, 1, MAX_PLAY_ID, 0)
+        except ValueError as exc:
+            raise api_error(400, str(exc)) from None
+        if _body():
+            raise api_error(400, "send an empty object: the play is named in the path")
+        try:
+            history.check_resume(pid)
+            ev = companion.host.resume(pid, source="page")
+        except (UnknownPlay, LookupError) as exc:
+            raise api_error(404, str(exc)) from None
+        except NotReady as exc:
+            raise api_error(503, str(exc), building={"done": exc.done, "total": exc.total}) from None
+        return jsonify({"ok": True, "game_id": ev.game_id, "resumes": pid,
+                        "state": {**companion.host.snapshot(), "live": companion.live()}})

@@ -36,6 +36,11 @@ SERIES_POINTS = 240         # points of a play's score and torque over time
 PACKAGE_VERSION = "0.1.0"
 
 
+def model_fingerprint(model) -> str:
+    """What of the balance model a Balance Duels summary depends on, for the cache's fingerprint."""
+    return hashlib.sha256(json.dumps(model.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
 class NotReady(Exception):
     """The history is still being built; `done` of `total` games summarised so far."""
 
@@ -163,6 +168,10 @@ class PlayIndex:
     def _warm_logged(self) -> None:
         try:
             self.warm()
+            # what the history view asks for first, made now rather than on the first tap
+            self.stats()
+            for game in sorted({s.get("game") for s in self._summaries.values() if s.get("game")}):
+                self.ratings(game)
         except Exception:      # the table plays on; the page is told the history is unavailable
             log.exception("the history could not be built")
             self.problems.append("the history could not be built; the daemon's log says why")

@@ -457,17 +457,14 @@ class Companion:
 
     def _build_history(self):
         """Every game in the store as a play (companion/history): its summaries cached beside the store."""
-        import hashlib
-        import json
-
         from companion.games import balance_duels as bd
-        from companion.history.index import PlayIndex
+        from companion.history.index import PlayIndex, model_fingerprint
 
         path = self.store.path
         cache = None if str(path) == ":memory:" else path.with_name(path.stem + ".plays.sqlite3")
         model = self.model
-        fingerprint = hashlib.sha256(json.dumps(model.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-        return PlayIndex(self.store, lambda: self.host.engines, cache_path=cache, model_fingerprint=fingerprint,
+        return PlayIndex(self.store, lambda: self.host.engines, cache_path=cache,
+                         model_fingerprint=model_fingerprint(model),
                          torque=lambda state: bd.net_torque(model, state), tip_torque=model.tip_torque,
                          current_game=lambda: self.host.game_id)
 

@@ -3,7 +3,10 @@
 One row per event, one transaction per append, WAL with synchronous=FULL: once
 `append` returns, the event survives a power cut. Nothing is ever updated or
 deleted: undo is itself an event. A game is identified by the sequence number
-of its `new_game` event.
+of its `new_game` event. A `people` event (a rename or merge of players, or its
+undoing; the history's) belongs to no game: its game id is 0. Each event is
+written with a clock stamp (`clock`: boot, monotonic time, whether the wall clock
+was synced; foundation/wall_clock.py) so the history can tell when it happened.
 
 After each commit the log writes the acknowledgement record (`acked`), and before a new game it backs
 itself up (`backups`). Checking a file that may be damaged before it is opened is `opening`'s work.

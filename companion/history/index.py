@@ -154,13 +154,32 @@ class PlayIndex:
             self._seen = seen
             self._version += 1
             self._derived = None
+            self._memo.clear()
+            if not self._ready:
+                # what the history view asks for first, made before the history says it is ready, so that the
+                # first look is as quick as the next (a rebuild over a ready history keeps serving the old one)
+                self._prime(self._derived_now())
             self._ready = True
         self.refresh()
 
+    def _derived_now(self) -> Derived:
+        with self._lock:
+            if self._derived is None:
+                self._derived = self._derive()
+            return self._derived
+
+    def _prime(self, d: Derived) -> None:
+        self._memo_put(("stats", None, None), d, stats.compute(d))
+        for game in sorted({s.get("game") for s in self._summaries.values() if s.get("game")}):
+            self._memo_put(("ratings", game), d, _ratings_for(self, game)(d))
+
     def start_warming(self) -> None:
         """warm() in a thread of its own, once (the daemon's start, or the first look at the history)."""
+        busy = lambda: self._ready or (self._warming is not None and self._warming.is_alive())  # noqa: E731
+        if busy():               # asked while it builds: no wait for the lock the build holds to finish
+            return
         with self._lock:
-            if self._ready or (self._warming is not None and self._warming.is_alive()):
+            if busy():
                 return
             self._warming = threading.Thread(target=self._warm_logged, name="history", daemon=True)
             self._warming.start()
@@ -168,10 +187,6 @@ class PlayIndex:
     def _warm_logged(self) -> None:
         try:
             self.warm()
-            # what the history view asks for first, made now rather than on the first tap
-            self.stats()
-            for game in sorted({s.get("game") for s in self._summaries.values() if s.get("game")}):
-                self.ratings(game)
         except Exception:      # the table plays on; the page is told the history is unavailable
             log.exception("the history could not be built")
             self.problems.append("the history could not be built; the daemon's log says why")
@@ -221,10 +236,7 @@ class PlayIndex:
     # ------------------------------------------------------------------ the plays, joined and resolved
     def derived(self) -> Derived:
         self.refresh()
-        with self._lock:
-            if self._derived is None:
-                self._derived = self._derive()
-            return self._derived
+        return self._derived_now()
 
     def _derive(self) -> Derived:
         summaries = self._summaries
@@ -279,9 +291,12 @@ class PlayIndex:
             if hit is not None and hit[0] == d.version:
                 return hit[1]
         value = make(d)
+        self._memo_put(key, d, value)
+        return value
+
+    def _memo_put(self, key: Any, d: Derived, value: Any) -> None:
         with self._lock:
             self._memo[key] = (d.version, value)
-        return value
 
     # ------------------------------------------------------------------ what the API gives
     def describe(self, play: Play, d: Derived) -> dict:

@@ -225,13 +225,15 @@ class EventStore:
                 raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
         return [(int(g), int(last), int(n)) for g, last, n in rows], people is not None
 
-    def resumed_by(self, game_id: int) -> int | None:
-        """The game that resumed `game_id` (its new_game names it as `resumes`), if any."""
+    def resumed_by(self, game_id: int, after: int = 0) -> int | None:
+        """The game that resumed `game_id` (its new_game names it as `resumes`), if any; only events after
+        `after` are looked at (a scan of the whole log takes tens of ms on a big store: do that first, outside
+        any lock, then look again at what came since)."""
         with self._lock:
             try:
-                row = self._db.execute("SELECT seq FROM events WHERE kind = 'new_game' AND "
-                                       "json_extract(body, '$.resumes') = ? ORDER BY seq LIMIT 1",
-                                       (game_id,)).fetchone()
+                row = self._db.execute("SELECT seq FROM events WHERE seq > ? AND kind = 'new_game' AND "
+                                       "instr(body, '\"resumes\":') AND json_extract(body, '$.resumes') = ? "
+                                       "ORDER BY seq LIMIT 1", (after, game_id)).fetchone()
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
         return int(row[0]) if row else None

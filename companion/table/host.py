@@ -244,11 +244,14 @@ class GameHost:
         if plays.summarize(game, engine, options, folded)["over"]:
             raise RuleError(f"play {game_id} is over: only an unfinished game can be resumed")
         steps = [("action", {"action": a}) for a in folded.actions]
+        looked = self.store.last_seq()
+        other = self.store.resumed_by(game_id)           # the whole log, outside the table lock
 
         def not_resumed_yet() -> None:
-            other = self.store.resumed_by(game_id)
-            if other is not None:
-                raise RuleError(f"play {game_id} was resumed already, as play {other}: resume that one instead")
+            # under the lock only what came since the look above: quick however big the store
+            found = other if other is not None else self.store.resumed_by(game_id, after=looked)
+            if found is not None:
+                raise RuleError(f"play {game_id} was resumed already, as play {found}: resume that one instead")
             if game_id == self.game_id:
                 raise RuleError(f"play {game_id} is the current game already")
 

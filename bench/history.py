@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -55,20 +56,25 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--opens", type=int, default=20)
     ap.add_argument("--keep", help="directory to keep the store in (default: a temporary one)")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: use the store made by an earlier run")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="history-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     db = root / "companion.sqlite3"
     for stale in root.glob("companion*"):
-        stale.unlink()
-    print(f"machine: {_common.machine()}")
+        if not (args.reuse and stale.name.startswith("companion.sqlite3")):
+            stale.unlink()
+    print(f"machine: {_common.machine()}; load average {os.getloadavg()[0]:.1f}")
 
     t = time.perf_counter()
-    made = sim.make_plays(args.plays, seed=args.seed)
-    sim.write_store(db, made, seed=args.seed)
-    events = sum(len(p.steps) + 1 for p in made)
-    print(f"made {len(made)} plays ({events} events, {sum(not p.over for p in made)} unfinished) in "
-          f"{time.perf_counter() - t:.1f} s; store {db.stat().st_size / 1e6:.1f} MB")
+    if args.reuse and db.exists():
+        print(f"reusing {db} ({db.stat().st_size / 1e6:.1f} MB)")
+    else:
+        made = sim.make_plays(args.plays, seed=args.seed)
+        sim.write_store(db, made, seed=args.seed)
+        events = sum(len(p.steps) + 1 for p in made)
+        print(f"made {len(made)} plays ({events} events, {sum(not p.over for p in made)} unfinished) in "
+              f"{time.perf_counter() - t:.1f} s; store {db.stat().st_size / 1e6:.1f} MB")
 
     model = sim.model_a()
     engines = registry.engines(model)
@@ -82,7 +88,8 @@ def main() -> None:
     t = time.perf_counter()
     fresh.warm()
     cold = time.perf_counter() - t
-    print(f"history from the events alone (every game folded): {cold:.1f} s ({cold / len(made) * 1000:.1f} ms a play)")
+    n = fresh.plays(limit=1)["total"]
+    print(f"history from the events alone (every game folded): {cold:.1f} s ({cold / n * 1000:.1f} ms a play)")
 
     cache = db.with_name("companion.plays.sqlite3")
     filling = index(cache)
@@ -150,6 +157,7 @@ def main() -> None:
             pass
         after = page_open()
         print(f"History view right after a change to the current game: {after:.0f} ms")
+        print(f"load average {os.getloadavg()[0]:.1f}")
     finally:
         proc.terminate()
         proc.wait(timeout=10)

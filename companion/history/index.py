@@ -388,7 +388,7 @@ class PlayIndex:
         found = d.roster.suggestions(q, limit)
         return {"people": [{"person": p.id, "name": p.name, "plays": p.plays,
                             "spellings": sorted(p.spellings), "last_seq": p.last_seq} for p in found],
-                "problems": d.roster.problems}
+                "problems": d.roster.problems[:20]}
 
     # ------------------------------------------------------------------ people changes (events)
     def change_people(self, body: Mapping[str, Any], source: str = "page") -> dict:

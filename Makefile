@@ -55,6 +55,7 @@ bench: $(STAMP) browser mosquitto
 	$(BIN)/python bench/balance_duels_bench.py
 	$(BIN)/python bench/sensing_accuracy.py
 	$(BIN)/python bench/game_following.py
+	$(BIN)/python bench/history.py
 	$(BIN)/python bench/crash.py
 	$(BIN)/python bench/http_fuzz.py
 	$(BIN)/python bench/hostile_wifi.py

@@ -6,6 +6,7 @@
 - `strict_json`: JSON that refuses NaN, Infinity and numbers too large for a double, both ways.
 - `pin`: the table PIN's salted hash.
 - `toml_lines`: the line of a TOML file a key sits on (for FILE:LINE messages), and TOML values written back.
+- `wall_clock`: the stamp each event is written with (boot id, monotonic time, whether the wall clock is synced).
 
 Imports: the standard library only, never another `companion` package.
 """

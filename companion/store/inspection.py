@@ -15,7 +15,7 @@ from typing import Any
 
 from companion.store.errors import StoreError
 from companion.store.files import _side
-from companion.store.log import KINDS, SCHEMA_VERSION
+from companion.store.log import KINDS, PEOPLE_GAME, SCHEMA_VERSION
 
 
 @dataclass
@@ -107,6 +107,9 @@ def _row_problem(seq: Any, game_id: Any, kind: Any, body: Any, source: Any, at: 
     if kind == "new_game":
         if game_id != seq:
             return f"a new game whose id {game_id} is not its own sequence number"
+    elif kind == "people":
+        if game_id != PEOPLE_GAME:
+            return f"a rename or merge of players given to game {game_id} (it belongs to none)"
     elif game_id not in games:
         return f"belongs to game {game_id}, which never started"
     return None

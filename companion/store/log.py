@@ -3,7 +3,10 @@
 One row per event, one transaction per append, WAL with synchronous=FULL: once
 `append` returns, the event survives a power cut. Nothing is ever updated or
 deleted: undo is itself an event. A game is identified by the sequence number
-of its `new_game` event.
+of its `new_game` event. A `people` event (a rename or merge of players, or its
+undoing; the history's) belongs to no game: its game id is 0. Each event is
+written with a clock stamp (`clock`: boot, monotonic time, whether the wall clock
+was synced; foundation/wall_clock.py) so the history can tell when it happened.
 
 After each commit the log writes the acknowledgement record (`acked`), and before a new game it backs
 itself up (`backups`). Checking a file that may be damaged before it is opened is `opening`'s work.
@@ -20,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from companion.foundation import wall_clock
 from companion.store.acked import (ACK_GAMES, AckCheck, AckRecord, AckRecordError, LostRun, ack_path, describe_runs,
                                    lost_runs)
 from companion.store.backups import DEFAULT_KEEP_BACKUPS, Backup, list_backups, write_backup
@@ -28,17 +32,19 @@ from companion.store.errors import StoreError
 log = logging.getLogger("companion.store")    # one logger for the whole store: its name is in every line logged
 
 SCHEMA_VERSION = 1
-KINDS = ("new_game", "action", "undo")
+KINDS = ("new_game", "action", "undo", "people")
+PEOPLE_GAME = 0          # the game id of a `people` event (a rename or a merge): it belongs to no game
 
 
 @dataclass(frozen=True)
 class Event:
     seq: int
     game_id: int
-    kind: str          # "new_game" | "action" | "undo"
+    kind: str          # "new_game" | "action" | "undo" | "people" (a rename or merge of players, game id 0)
     body: dict
     source: str        # who caused it: "page", "button", "sensor", "demo", …
     at: str            # wall-clock time for people reading the log; never used for ordering
+    clock: dict | None = None   # the stamp it was written with (foundation.wall_clock); None: not known
 
     def to_dict(self) -> dict:
         return {"seq": self.seq, "game_id": self.game_id, "kind": self.kind, "body": self.body,
@@ -50,8 +56,9 @@ class EventStore:
 
     def __init__(self, path: str | Path, *, backups_dir: str | Path | None = None,
                  keep_backups: int = DEFAULT_KEEP_BACKUPS, record_acks: bool | None = None,
-                 check: "AckCheck | None" = None):
+                 check: "AckCheck | None" = None, stamp=None):
         self.path = Path(path)
+        self._stamp = stamp or wall_clock.stamp     # each event's clock stamp (tests give their own)
         self.backups_dir = Path(backups_dir) if backups_dir is not None else None
         self.keep_backups = max(1, keep_backups)
         self.backup_problem: str | None = None   # the last failed automatic backup, for the page
@@ -78,6 +85,10 @@ class EventStore:
                 " at TEXT NOT NULL)"
             )
             self._db.execute("CREATE INDEX IF NOT EXISTS events_game ON events(game_id, seq)")
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(events)")}
+            if "clock" not in columns:
+                # added for the plays' times (issue 33); events written before it have none, and say so
+                self._db.execute("ALTER TABLE events ADD COLUMN clock TEXT")
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             if record_acks is None:
@@ -116,11 +127,17 @@ class EventStore:
         """Write a new game and its later events (kind, body) in one transaction: all of them durably, or none."""
         return self._append(None, [("new_game", new_game), *steps], source)
 
+    def append_people(self, body: dict[str, Any], source: str) -> Event:
+        """Write one `people` event (a rename, a merge, or the undoing of one): it belongs to no game."""
+        return self._append(PEOPLE_GAME, [("people", body)], source)[0]
+
     def _append(self, game_id: int | None, entries: list[tuple[str, dict[str, Any]]], source: str) -> list[Event]:
         # allow_nan=False: NaN would be stored as a bare word no page can parse (callers refuse it first, by name)
         texts = [(kind, body, json.dumps(body, separators=(",", ":"), sort_keys=True, allow_nan=False))
                  for kind, body in entries]
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        clock = self._stamp()
+        clock_text = json.dumps(clock, separators=(",", ":"), sort_keys=True, allow_nan=False)
         events = []
         with self._lock:
             if texts[0][0] == "new_game" and self.backups_dir is not None:
@@ -129,14 +146,14 @@ class EventStore:
                 self._db.execute("BEGIN IMMEDIATE")
                 for kind, body, text in texts:
                     cur = self._db.execute(
-                        "INSERT INTO events (game_id, kind, body, source, at) VALUES (?, ?, ?, ?, ?)",
-                        (game_id if game_id is not None else 0, kind, text, source, at),
+                        "INSERT INTO events (game_id, kind, body, source, at, clock) VALUES (?, ?, ?, ?, ?, ?)",
+                        (game_id if game_id is not None else 0, kind, text, source, at, clock_text),
                     )
                     seq = cur.lastrowid
                     if game_id is None:
                         game_id = seq
                         self._db.execute("UPDATE events SET game_id = ? WHERE seq = ?", (seq, seq))
-                    events.append(Event(seq, game_id, kind, body, source, at))
+                    events.append(Event(seq, game_id, kind, body, source, at, clock))
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 if self._db.in_transaction:
@@ -163,7 +180,8 @@ class EventStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
         try:
-            return [Event(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+            return [Event(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], _clock(r[6]) if len(r) > 6 else None)
+                    for r in rows]
         except ValueError as exc:
             raise StoreError(f"{self.path}: an event's body is not valid JSON: {exc}") from exc
 
@@ -175,6 +193,55 @@ class EventStore:
     def game_events(self, game_id: int, after: int = 0) -> list[Event]:
         return self._rows("SELECT seq, game_id, kind, body, source, at FROM events WHERE game_id = ? AND seq > ? "
                           "ORDER BY seq", (game_id, after))
+
+    def game_events_stamped(self, game_id: int) -> list[Event]:
+        """A game's events with their clock stamps (for the plays' times)."""
+        return self._rows("SELECT seq, game_id, kind, body, source, at, clock FROM events WHERE game_id = ? "
+                          "ORDER BY seq", (game_id,))
+
+    def game_spans(self) -> list[tuple[int, int, int]]:
+        """(game id, its last seq, its number of events) for every game, oldest first: what a cached summary of a
+        game is checked against (seqs are never reused, so a game whose span is unchanged has the same events)."""
+        with self._lock:
+            try:
+                rows = self._db.execute("SELECT game_id, MAX(seq), COUNT(*) FROM events WHERE game_id > 0 "
+                                        "GROUP BY game_id ORDER BY game_id").fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
+        return [(int(g), int(last), int(n)) for g, last, n in rows]
+
+    def changed_since(self, seq: int) -> tuple[list[tuple[int, int, int]], bool]:
+        """What changed after `seq`: the spans (as game_spans) of the games with an event after it, and whether a
+        people event came after it."""
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT game_id, MAX(seq), COUNT(*) FROM events WHERE game_id IN "
+                    "(SELECT DISTINCT game_id FROM events WHERE seq > ? AND game_id > 0) GROUP BY game_id", (seq,)
+                ).fetchall()
+                people = self._db.execute("SELECT 1 FROM events WHERE seq > ? AND kind = 'people' LIMIT 1",
+                                          (seq,)).fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
+        return [(int(g), int(last), int(n)) for g, last, n in rows], people is not None
+
+    def resumed_by(self, game_id: int, after: int = 0) -> int | None:
+        """The game that resumed `game_id` (its new_game names it as `resumes`), if any; only events after
+        `after` are looked at (a scan of the whole log takes tens of ms on a big store: do that first, outside
+        any lock, then look again at what came since)."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT seq FROM events WHERE seq > ? AND kind = 'new_game' AND "
+                                       "instr(body, '\"resumes\":') AND json_extract(body, '$.resumes') = ? "
+                                       "ORDER BY seq LIMIT 1", (after, game_id)).fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot read events: {exc}") from exc
+        return int(row[0]) if row else None
+
+    def people_events(self) -> list[Event]:
+        """Every `people` event (renames and merges of players), oldest first."""
+        return self._rows("SELECT seq, game_id, kind, body, source, at, clock FROM events WHERE kind = 'people' "
+                          "ORDER BY seq", ())
 
     def events_after(self, seq: int, limit: int = 1000) -> list[Event]:
         return self._rows("SELECT seq, game_id, kind, body, source, at FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
@@ -273,3 +340,13 @@ class EventStore:
     def _backup_locked(self) -> Path | None:
         assert self.backups_dir is not None
         return write_backup(self._db, self.path, self.backups_dir, self.keep_backups)
+
+
+def _clock(text: str | None) -> dict | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None         # a stamp that cannot be read is an unknown time, never a broken store
+    return value if isinstance(value, dict) else None

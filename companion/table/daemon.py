@@ -64,6 +64,7 @@ class Companion:
         self.maps = MapCompletions(config.maps_dir())
         self.host = GameHost(self.store, engines(self.model, self.maps.all()), config.game, default_options, self.clock,
                              gate=self.table_lock)
+        self.history = self._build_history()
         self.mqtt = None
         if config.mqtt is not None:
             from companion.mqtt.publisher import TablePublisher
@@ -454,8 +455,22 @@ class Companion:
             except Exception:  # the demo is decoration; log and keep going
                 log.exception("demo step failed")
 
+    def _build_history(self):
+        """Every game in the store as a play (companion/history): its summaries cached beside the store."""
+        from companion.games import balance_duels as bd
+        from companion.history.index import PlayIndex, model_fingerprint
+
+        path = self.store.path
+        cache = None if str(path) == ":memory:" else path.with_name(path.stem + ".plays.sqlite3")
+        model = self.model
+        return PlayIndex(self.store, lambda: self.host.engines, cache_path=cache,
+                         model_fingerprint=model_fingerprint(model),
+                         torque=lambda state: bd.net_torque(model, state), tip_torque=model.tip_torque,
+                         current_game=lambda: self.host.game_id)
+
     # --- lifecycle
     def start(self) -> None:
+        self.history.start_warming()
         if self.sensors is not None:
             self.sensors.start()
         if self.mqtt is not None:
@@ -532,4 +547,5 @@ class Companion:
             self.mqtt.stop()
         if self.devices is not None:
             self.devices.close()
+        self.history.close()
         self.store.close()

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 from companion.foundation import strict_json
 from companion.foundation.clock import Clock
+from companion.games import plays
 from companion.games.base import Engine, RuleError
 from companion.store import Event, EventStore
 
@@ -67,24 +68,14 @@ class GameHost:
             raise RuleError(f"the stored game {game_id} is of an unknown kind {game!r}")
         engine = self.engines[game]
         try:
-            states = [engine.new(first.body.get("options", {}))]
+            folded = plays.fold(engine, first.body.get("options", {}), events[1:])
         except RuleError as exc:
             raise _StoredGameRefused(f"the stored game {game_id} could not be replayed, so a new game was started "
                                      f"(the old one is still in the log): {exc}") from None
-        labels: list[str] = ["new game"]
-        for ev in events[1:]:
-            if ev.kind == "action":
-                try:
-                    states.append(engine.act(states[-1], ev.body["action"]))
-                    labels.append(_label(ev.body["action"]))
-                except (RuleError, KeyError, TypeError) as exc:
-                    # an event that no longer applies (e.g. the rules engine changed): show it, keep the rest
-                    msg = f"event {ev.seq} could not be replayed and was skipped: {exc}"
-                    log.warning(msg)
-                    self.problems.append(msg)
-            elif ev.kind == "undo" and len(states) > 1:
-                states.pop()
-                labels.pop()
+        for msg in folded.problems:
+            log.warning(msg)
+        self.problems.extend(folded.problems)
+        states, labels = folded.states, folded.labels
         self.game_id = game_id
         self.game = game
         self.options = dict(first.body.get("options", {}))
@@ -210,17 +201,25 @@ class GameHost:
                 raise RuleError(f"line {n}: {exc}") from None
             labels.append(_label(action))
             steps.append(("action", {"action": dict(action)}))
+        return self._start_from({"game": game, "options": options}, steps, engine, states, labels, source)
+
+    def _start_from(self, new_game: dict, steps: list[tuple[str, dict]], engine: Engine, states: list, labels: list,
+                    source: str, check: Callable[[], None] | None = None) -> Event:
+        """Write a new game and its steps in one transaction under the table lock and make it the current game
+        (`check`, if given, runs under the lock first and may refuse by raising)."""
         with self._gate:
             with self._lock:
-                written = self.store.append_game({"game": game, "options": options}, steps, source)
+                if check is not None:
+                    check()
+                written = self.store.append_game(new_game, steps, source)
                 self.seq = written[-1].seq
                 self._recent.extend(written)
                 self._snapshot = None
                 if source in HUMAN_SOURCES:
                     self.last_human_action = self.clock.now()
                 self.game_id = written[0].game_id
-                self.game = game
-                self.options = options
+                self.game = new_game["game"]
+                self.options = dict(new_game.get("options", {}))
                 self.engine = engine
                 self._states = states
                 self._labels = labels
@@ -231,6 +230,45 @@ class GameHost:
                 self._committed(ev)
         self._notify()
         return written[0]
+
+    def resume(self, game_id: int, source: str = "page") -> Event:
+        """Pick up an unfinished game from the history: it is written again as a new game (its new_game naming
+        the game it resumes, `resumes`) followed by the actions that stand in it, and becomes the current game.
+        The game that was current stays as it was, in the history, and can be resumed in turn.
+
+        LookupError when there is no such game; RuleError when it is the current game, is over, or was resumed
+        already (resume the game that took it up instead). The fold is done outside the table lock; under it
+        only the check that nobody resumed it meanwhile and the one transaction."""
+        if isinstance(game_id, bool) or not isinstance(game_id, int):
+            raise RuleError("a play is named by its number")
+        events = self.store.game_events(game_id)
+        if not events or events[0].kind != "new_game":
+            raise LookupError(f"no game {game_id} in the store")
+        if game_id == self.game_id:
+            raise RuleError(f"play {game_id} is the current game already")
+        first = events[0]
+        game = first.body.get("game")
+        if game not in self.engines:
+            raise RuleError(f"play {game_id} is of a game this table does not know ({game!r})")
+        engine = self.engines[game]
+        options = dict(first.body.get("options", {}))
+        folded = plays.fold(engine, options, events[1:])
+        if plays.summarize(game, engine, options, folded)["over"]:
+            raise RuleError(f"play {game_id} is over: only an unfinished game can be resumed")
+        steps = [("action", {"action": a}) for a in folded.actions]
+        looked = self.store.last_seq()
+        other = self.store.resumed_by(game_id)           # the whole log, outside the table lock
+
+        def not_resumed_yet() -> None:
+            # under the lock only what came since the look above: quick however big the store
+            found = other if other is not None else self.store.resumed_by(game_id, after=looked)
+            if found is not None:
+                raise RuleError(f"play {game_id} was resumed already, as play {found}: resume that one instead")
+            if game_id == self.game_id:
+                raise RuleError(f"play {game_id} is the current game already")
+
+        return self._start_from({"game": game, "options": options, "resumes": game_id}, steps, engine,
+                                folded.states, folded.labels, source, check=not_resumed_yet)
 
     def use_engines(self, engines: Mapping[str, Engine]) -> None:
         """Carry on with new engines (a completed map); the game's states are plain data and stay."""
@@ -318,6 +356,4 @@ def _finite(value: Any, where: str) -> None:
 
 
 def _label(action: Mapping[str, Any]) -> str:
-    kind = action.get("type", "action")
-    detail = action.get("move", {}).get("kind") if isinstance(action.get("move"), Mapping) else None
-    return f"{kind}:{detail}" if detail else str(kind)
+    return plays.label(action)

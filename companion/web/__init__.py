@@ -2,7 +2,7 @@
 
 Served by waitress, never by Flask's development server. Every asset comes from
 the daemon itself: the table may have no internet. The app is handed the running table
-(create_app(companion)) and never imports it. Imports: store, games, config, foundation.
+(create_app(companion)) and never imports it. Imports: history, store, games, config, foundation.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from companion.games.mapdata import MapFileError
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors, strict_json_app
-from companion.web import assets, hardening, join
+from companion.web import assets, hardening, history_api, join
 from companion.web.feed import StreamFeed
 from companion.web.serving import MAX_BODY_BYTES
 
@@ -436,6 +436,8 @@ def create_app(companion) -> Flask:
         except MapFileError as exc:
             raise ApiError(400, f"nothing was saved: {exc}") from None
         return jsonify({"ok": True, "game": game, "completed": completed, "state": state_payload()})
+
+    history_api.install(app, companion, change, ApiError, _body)      # the plays, people and ratings (game nights)
 
     @app.post("/api/buttons/<name>")
     @change

@@ -42,9 +42,11 @@ from tests.reliability.fuzzing import ActionMaker, engine_vocabulary, json_scala
 PIN = "2468"
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
 READS = ("/", "/api/state", "/api/games", "/api/events", "/api/record", "/api/health", "/api/stream",
-         "/api/session", "/static/app.js", "/static/style.css")
+         "/api/session", "/static/app.js", "/static/style.css", "/api/plays", "/api/plays/1", "/api/stats", "/api/people",
+         "/api/ratings?game=risk")
 CHANGES = ("/api/action", "/api/roll", "/api/dice", "/api/undo", "/api/new_game", "/api/login", "/api/logout",
-           "/api/buttons/roll", "/api/buttons/next", "/api/buttons/confirm", "/api/buttons/undo")
+           "/api/buttons/roll", "/api/buttons/next", "/api/buttons/confirm", "/api/buttons/undo", "/api/people",
+           "/api/people/undo", "/api/plays/1/resume")
 ODD_PATHS = ("/api", "/api/", "/api/state/", "/API/STATE", "/api/buttons/", "/api/buttons/launch",
              "/static/../companion/store.py", "/static/%2e%2e/%2e%2e/etc/passwd", "/static/", "/api/events/1",
              "//api/state", "/api/stream/x", "/index.html", "/favicon.ico", "/api/state;x", "/%00", "/api/%ff")

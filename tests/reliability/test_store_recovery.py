@@ -101,7 +101,10 @@ def test_damaged_file_without_backup_is_moved_aside_and_what_is_readable_kept(tm
     assert all(e in before for e in kept) and fresh.integrity_check() == "ok"     # salvaged exactly as written
     assert set(lost_in_notice(notice)) == {e[0] for e in before} - {e[0] for e in kept}
     assert ("empty store" in notice) == (not kept)
-    assert (damage == "missing_last_page") == bool(kept)      # only there do the events' pages survive
+    # nothing of the events survives garbage, an empty file or a header alone; a file missing only its last page
+    # keeps them; half a file keeps whatever leaf pages lie in that half (it depends on the rows' size)
+    if damage != "half":
+        assert (damage == "missing_last_page") == bool(kept)
     assert fresh.append(None, "new_game", GAME, "test").seq == 184     # and it works, numbering on
     fresh.close()
 

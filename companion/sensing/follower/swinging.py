@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
-from companion.sensing.inference import TrackedPawn, inertia_of
-from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
-from companion.sensing.follower.settings import FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL
+from companion.sensing.inference import FREQ_TEMPER, TrackedPawn, inertia_of
+from companion.sensing.swing import SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing, refine_swing
+from companion.sensing.follower.settings import (FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL,
+                                                 ZETA_FAN, ZETA_LEARNED_REL, ZETA_RANGE, ZETA_SURE)
 
 
 class SwingReading:
@@ -112,7 +114,9 @@ class SwingReading:
                 else:
                     self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w
                                                                                  - self.swing_scale)))
-                if base_z > 1e-6:
+                if base_z > 1e-6 and self.zeta_scale_var is not None:
+                    self._learn_zeta(better.zeta / base_z)
+                elif base_z > 1e-6:
                     z_scale = min(3.0, max(0.3, better.zeta / base_z))
                     self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
                 fit = better
@@ -128,6 +132,41 @@ class SwingReading:
         self.swing_scale = min(hi, max(lo, math.exp(ln)))
         # the loading model's own error stays (a little process noise), so the scale keeps following the arm
         self.swing_scale_var = (1 - gain) * var + (0.3 * LEARNED_REL) ** 2
+
+    def _learn_zeta(self, measured: float) -> None:
+        """An unmeasured arm's ζ scale, from one long swing, as _learn_scale does for ω."""
+        lo, hi = ZETA_RANGE
+        var = self.zeta_scale_var
+        gain = var / (var + ZETA_LEARNED_REL ** 2)
+        ln = math.log(self.zeta_scale) + gain * (math.log(min(hi, max(lo, measured))) - math.log(self.zeta_scale))
+        self.zeta_scale = min(hi, max(lo, math.exp(ln)))
+        self.zeta_scale_var = (1 - gain) * var + (0.3 * ZETA_LEARNED_REL) ** 2
+
+    def _across_damping(self, ts: Sequence[float], ss: Sequence[float], fan: SwingFan, best: SwingFit):
+        """(fan, best) with the rest read across the damping an unmeasured arm may have: each ζ of ZETA_FAN weighed
+        by its prior and by how well it fits the swing, the rest their weighted mean, the spread between them part
+        of its uncertainty. Over a short look the swing cannot tell ζ, and a rest read at one ζ the arm lacks was a
+        holder off with nothing to say so; over a long one the fit picks ζ and the spread vanishes."""
+        if self.zeta_scale_var is None or math.sqrt(self.zeta_scale_var) < ZETA_SURE:
+            return fan, best
+        sd = math.sqrt(self.zeta_scale_var)
+        noise = self.accel_noise.sigma
+        rss0 = best.rms * best.rms * max(1, best.n - 3)
+        looks = []
+        for k in ZETA_FAN:
+            f = best if k == 0 else fit_swing(ts, ss, best.omega, min(0.95, best.zeta * math.exp(k * sd)), noise=noise)
+            if f is None:
+                continue
+            rss = f.rms * f.rms * max(1, f.n - 3)
+            looks.append((-0.5 * k * k - 0.5 * (rss - rss0) / (FREQ_TEMPER * fan.noise2), f))
+        top = max(lw for lw, _ in looks)
+        ws = [(math.exp(lw - top), f) for lw, f in looks]
+        total = sum(w for w, _ in ws)
+        mean = sum(w * f.rest for w, f in ws) / total
+        between = sum(w * (f.rest - mean) ** 2 for w, f in ws) / total
+        shift, extra = self.kappa * (mean - best.rest), self.kappa ** 2 * between
+        fan = replace(fan, taus=tuple(t + shift for t in fan.taus), tau_vars=tuple(v + extra for v in fan.tau_vars))
+        return fan, replace(best, rest=mean, rest_sigma=math.sqrt(best.rest_sigma ** 2 + between))
 
     def _angle_between(self, start: float, end: float) -> list[tuple[float, float]]:
         """The (t, sin θ) readings from `start` to `end`, oldest first (read from the newest back)."""
@@ -227,7 +266,8 @@ class SwingReading:
             most = FAN_MAX_WIDE
         n = min(most, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
         omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
-        return fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
+        made = fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
+        return None if made is None else self._across_damping(ts, ss, *made)
 
     def _no_angle(self) -> tuple[float, float]:
         if not self._accel_seen:

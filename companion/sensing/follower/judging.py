@@ -9,7 +9,7 @@ from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
-                                                 UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
+                                                 TELL_WITHIN_S, UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
 
 
 class Judging:
@@ -155,6 +155,8 @@ class Judging:
         cannot: they leave the arm swinging at frequencies the swing can tell apart once it is longer, or the hands
         touched holders far apart. Asking then would ask what the arm is about to say; with nothing more to come
         the question is asked at once."""
+        if since >= TELL_WITHIN_S:
+            return False    # a change the game's own legal moves may settle: not worth keeping the table waiting
         best = verdict.ranked[0]
         if since < 1.2 and m.touches:
             # the touches are looked at once more a second after the hands left (touching.py)

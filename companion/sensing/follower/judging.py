@@ -9,7 +9,7 @@ from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
-                                                 TELL_WITHIN_S, UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
+                                                 UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
 
 
 class Judging:
@@ -104,8 +104,6 @@ class Judging:
             return
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
             return
-        if verdict.decided and not final and verdict.ambiguous and self._may_still_tell(verdict, m, since):
-            return
         if verdict.decided:
             self._decide(t, verdict, m, board, pairs)
         elif not verdict.explained and since >= self.s.unexplained_s:
@@ -149,34 +147,6 @@ class Judging:
             return False
         pawn = 0.5 * min(self.geo.mass.values())
         return any(abs(tc.lifted) >= pawn for tc in m.touches)
-
-    def _may_still_tell(self, verdict, m: Measurement, since: float) -> bool:
-        """Whether more of the swing (or the touches' second look) may yet tell apart changes the weight and torque
-        cannot: they leave the arm swinging at frequencies the swing can tell apart once it is longer, or the hands
-        touched holders far apart. Asking then would ask what the arm is about to say; with nothing more to come
-        the question is asked at once."""
-        if since >= TELL_WITHIN_S:
-            return False    # a change the game's own legal moves may settle: not worth keeping the table waiting
-        best = verdict.ranked[0]
-        if since < 1.2 and m.touches:
-            # the touches are looked at once more a second after the hands left (touching.py)
-            xs = best.candidate.touch_x
-            if any(len(s.candidate.touch_x) == len(xs) and
-                   max(abs(a - b) for a, b in zip(xs, s.candidate.touch_x)) > 3 * m.finger_mm
-                   for s in verdict.group[1:]):
-                return True
-        if m.fan is None or m.swing is None or m.censored1 or m.swing.rel_sigma > WIDE_REL:
-            return False
-        table = self._belief_table()
-
-        def omega(s) -> float:
-            return m.swing.at(table[s.hypothesis][3] + s.candidate.d_inertia)[0]
-
-        w = omega(best)
-        # the swing's own frequency over a few seconds is known to well under the prediction's σ: two changes
-        # apart by more than 2.5 of it will show
-        tell = 2.5 * m.swing.rel_sigma
-        return any(abs(math.log(omega(s) / w)) > tell for s in verdict.group[1:])
 
     def _rank(self, t: float, m: Measurement, board_state, final: bool):
         """Candidates ranked against `m` (each at the swing it would leave, when `m` has a fan)."""

@@ -26,10 +26,6 @@ ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
 ZETA_FAN = (-2.0, -1.0, 0.0, 1.0, 2.0)
 ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
 ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
-# changes the weight and torque cannot tell apart wait this long at most for the swing or a second look at the
-# touches to say (beyond it the players are about to roll, and the game's legal moves often settle it)
-TELL_WITHIN_S = 1.5
-
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
 MAX_BELIEFS_ON_BOARD = 24   # resting on the board, which pawn was taken off stays open until it lifts

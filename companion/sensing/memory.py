@@ -37,6 +37,7 @@ def memory_of(f: ArmFollower) -> dict:
         "version": VERSION,
         "swing_scale": f.swing_scale,
         "swing_scale_var": f.swing_scale_var,
+        "zeta_scale_var": f.zeta_scale_var,
         "zeta_scale": f.zeta_scale,
         "cells": {c.name: {"noise_mad": c.noise._mad, "dt": c.dt} for c in f._cell_list},
         "accel_noise_mad": f.accel_noise._mad,
@@ -69,8 +70,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError("follower memory must be an object")
     if memory.get("version") != VERSION:
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
-    unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "cells", "accel_noise_mad", "zero_w",
-                                    "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
+    unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "zeta_scale_var",
+                                    "cells", "accel_noise_mad", "zero_w", "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
                                     "settling", "settling_fits", "drift_looks",
                                     "drift_misses"})
     if unknown:
@@ -83,6 +84,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     # then the follower's own start stands)
     if memory.get("swing_scale_var") is not None and f.swing_scale_var is not None:
         f.swing_scale_var = _number(memory, "swing_scale_var", "", low=0.0, high=1.0)
+    if memory.get("zeta_scale_var") is not None and f.zeta_scale_var is not None:
+        f.zeta_scale_var = _number(memory, "zeta_scale_var", "", low=0.0, high=4.0)
     cells = memory.get("cells")
     if not isinstance(cells, Mapping) or sorted(cells) != sorted(f.cells):
         raise ValueError(f"follower memory: cells must be the calibration's load cells ({', '.join(sorted(f.cells))})")

@@ -150,7 +150,8 @@ def fit_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: floa
 
 
 def refine_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: float, *,
-                 noise: float = 0.0, span: float = 0.3, steps: int = 14) -> SwingFit | None:
+                 noise: float = 0.0, span: float = 0.3, steps: int = 14,
+                 zeta_hi: float | None = None) -> SwingFit | None:
     """Fit with the swing frequency searched too (golden section over ω·(1 ± span)), then ζ.
 
     A real arm's frequency changes with the pawns on it (their moment of inertia),
@@ -178,8 +179,76 @@ def refine_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: f
     if len(ts) < 3 * MIN_SAMPLES:
         return fit_swing(ts, ss, omega, zeta, noise=noise)
     w = golden(lambda x: rms_at(x, zeta), omega * (1 - span), omega * (1 + span))
-    z = golden(lambda x: rms_at(w, x), 0.005, min(0.5, max(0.05, zeta * 3)))
+    z = golden(lambda x: rms_at(w, x), 0.005, zeta_hi if zeta_hi is not None else min(0.5, max(0.05, zeta * 3)))
     return fit_swing(ts, ss, w, z, noise=noise)
+
+
+@dataclass(frozen=True)
+class SwingMeasurement:
+    """What one swing shows of the arm itself: ω (rad/s) and ζ, each with its variance (of ω, and of ln ζ)."""
+
+    omega: float
+    omega_var: float
+    zeta: float
+    ln_zeta_var: float
+    fit: SwingFit
+
+
+def measure_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: float, *, noise: float,
+                  span: float = 0.3, temper: float = 2.0) -> SwingMeasurement | None:
+    """The swing's own ω and ζ, searched about (omega, zeta), with how well it shows them.
+
+    Each variance comes from how fast the residuals rise either side of the best (a rise of `temper` times the
+    per-sample noise for each unit of √variance, as SwingFan.frequency reads ω): a small or noisy swing shows its
+    frequency loosely, a long clean one tightly, so a learner can weigh any swing instead of waiting for a big one.
+    None when the best lies at the edge of the search or the residuals do not curve about it."""
+    if len(ts) < 3 * MIN_SAMPLES:
+        return None
+    # over many periods the residuals against ω have a local minimum every few per cent: a coarse look across the
+    # whole span (on every few readings: a slow swing needs no 100 Hz to show its frequency) finds the right one,
+    # the golden search then refines within it
+    step = 0.02
+    n = max(3, math.ceil(2 * span / step) + 1)
+    every = max(1, len(ts) // 200)
+    coarse_t, coarse_s = ts[::every], ss[::every]
+    grid = [omega * math.exp(span * (2 * k / (n - 1) - 1)) for k in range(n)]
+    looks = [(f.rms, w) for w in grid if (f := fit_swing(coarse_t, coarse_s, w, zeta, noise=0.0)) is not None]
+    if not looks:
+        return None
+    k = min(range(len(looks)), key=lambda i: looks[i][0])
+    if k in (0, len(looks) - 1):
+        return None              # the swing's frequency lies outside what was searched
+    # ζ searched over every damping a real arm may have, and ω once more at the ζ found (read at a wrong ζ, a
+    # heavily damped swing's frequency came out 3 % off)
+    best = refine_swing(ts, ss, looks[k][1], zeta, noise=noise, span=1.5 * step, zeta_hi=0.5)
+    if best is not None:
+        best = refine_swing(ts, ss, best.omega, best.zeta, noise=noise, span=0.5 * step, zeta_hi=0.5)
+    if best is None:
+        return None
+    # a swing must stand out of the noise before its residuals say anything of a frequency: an arm at rest fits
+    # some frequency's wiggle of noise as well as any (5σ of the residuals the swing itself takes away)
+    mean = sum(ss) / len(ss)
+    flat = sum((s - mean) ** 2 for s in ss)
+    if flat - best.rms * best.rms * max(1, best.n - 3) < 25.0 * max(noise, best.rms) ** 2:
+        return None
+    noise2 = max(noise, best.rms) ** 2
+
+    def rss(w: float, z: float) -> float | None:
+        f = fit_swing(ts, ss, w, min(0.95, z), noise=0.0)
+        return None if f is None else f.rms * f.rms * max(1, f.n - 3)
+
+    def spread(at, step: float) -> float | None:
+        lo, mid, hi = at(-step), at(0.0), at(step)
+        if lo is None or mid is None or hi is None:
+            return None
+        curve = (lo + hi - 2 * mid) / (step * step)      # rss ≈ (curve / 2)·(x - x̂)² + c
+        return None if not curve > 0 else 2 * noise2 * temper / curve
+
+    var_w = spread(lambda d: rss(best.omega + d, best.zeta), 0.01 * best.omega)
+    var_z = spread(lambda d: rss(best.omega, best.zeta * math.exp(d)), 0.1) if best.zeta > 1e-4 else None
+    if var_w is None:
+        return None
+    return SwingMeasurement(best.omega, var_w, best.zeta, math.inf if var_z is None else var_z, best)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from companion.sensing.follower.touching import TouchReading
 from companion.sensing.follower.judging import Judging
 from companion.sensing.follower.learning import Learning
 from companion.sensing.follower.settings import (ACCEL_AXES, Belief, FollowerSettings, REMEMBERED_CHANGES,
-                                                 UNMEASURED_REL)
+                                                 UNMEASURED_REL, ZETA_UNMEASURED_REL)
 from companion.sensing.follower.weighing import _Cell
 
 
@@ -57,6 +57,8 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         # without a measured swing, how well ln(swing_scale) is known (a variance): wide at first, narrowed by each
         # long swing as an estimate is (a calibrated arm keeps its own narrower rule)
         self.swing_scale_var = None if calibration.swing_measured else UNMEASURED_REL ** 2
+        # ... and of ln(zeta_scale), which the rest of a short look at the swing depends on as much
+        self.zeta_scale_var = None if calibration.swing_measured else ZETA_UNMEASURED_REL ** 2
         self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
                                     c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
                       for c in calibration.cells}

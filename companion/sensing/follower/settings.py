@@ -18,7 +18,14 @@ LEARNED_REL = 0.01       # one long swing's own ω, two periods or more of a big
 WIDE_REL = 0.03          # above this the fan spans the arm's whole plausible range, judged at the ω the swing shows
 OMEGA_RANGE = (2 * math.pi * 0.35, 2 * math.pi * 3.0)   # rad/s: wider than any arm, loaded or empty
 UNMEASURED_PERIODS = 1.0
-
+# ... and its damping ratio anywhere from a few hundredths to a third (DESIGN.md): the default ζ is known only to a
+# factor of about three either way (ln 3 as 2σ) until long swings have measured it. Over a short look at the swing,
+# rest and damping trade off, so the rest is read across the damping the arm may have (ZETA_FAN, in σ)
+ZETA_UNMEASURED_REL = 0.55
+ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
+ZETA_FAN = (-2.0, -1.0, 0.0, 1.0, 2.0)
+ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
+ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
 MAX_BELIEFS_ON_BOARD = 24   # resting on the board, which pawn was taken off stays open until it lifts

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
-from companion.sensing.inference import TrackedPawn, inertia_of
-from companion.sensing.swing import SwingPredictor, fan_fit, fit_swing, refine_swing
-from companion.sensing.follower.settings import FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL
+from companion.sensing.inference import FREQ_TEMPER, TrackedPawn, inertia_of
+from companion.sensing.swing import (SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing, measure_swing,
+                                     refine_swing)
+from companion.sensing.follower.settings import (FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL,
+                                                 ZETA_FAN, ZETA_LEARNED_REL, ZETA_RANGE, ZETA_SURE)
 
 
 class SwingReading:
@@ -98,36 +101,89 @@ class SwingReading:
                 if retry is None:
                     return None, ts, ss
                 ts, ss, fit = ts[last + 2:], ss[last + 2:], retry
+        if learn and fit is not None and self.swing_scale_var is not None:
+            return self._learn_unmeasured(fit, ts, ss, omega, zeta), ts, ss
         if (learn and fit is not None and ts[-1] - ts[0] >= 2.0 * (2 * math.pi / omega)
                 and fit.amplitude > 20 * noise):
-            # learn what the prediction misses — but only from two periods or more: over a fraction of
-            # one, frequency and rest angle trade off freely
+            # a calibrated arm learns what the prediction misses — but only from two periods or more: over a
+            # fraction of one, frequency and rest angle trade off freely
             lo, hi = self._scale_range
-            span = 0.15 if self._scale_range[1] < 1.5 else 0.5
+            span = 0.15
             better = refine_swing(ts, ss, omega, zeta, noise=noise, span=span)
             if better is not None and better.rms < 0.95 * fit.rms:
                 base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
-                if self.swing_scale_var is not None:
-                    self._learn_scale(better.omega / base_w)
-                else:
-                    self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w
-                                                                                 - self.swing_scale)))
+                self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w - self.swing_scale)))
                 if base_z > 1e-6:
                     z_scale = min(3.0, max(0.3, better.zeta / base_z))
                     self.zeta_scale += 0.3 * (z_scale - self.zeta_scale)
                 fit = better
         return fit, ts, ss
 
-    def _learn_scale(self, measured: float) -> None:
-        """An unmeasured arm's ω scale, updated from one long swing as an estimate: the first swing counts for
-        nearly all against the wide prior, later ones for less as the scale grows sure."""
+    def _learn_unmeasured(self, fit: SwingFit, ts: Sequence[float], ss: Sequence[float], omega: float,
+                          zeta: float) -> SwingFit:
+        """An arm whose swing nobody measured learns ω and ζ from every settled spell, each swing weighed by how
+        well it shows them (swing.measure_swing): a small swing in a noisy accelerometer shows its frequency
+        loosely but not nothing, and on such a table no swing was ever big enough for a rule that waits for one."""
+        noise = self.accel_noise.sigma
+        if ts[-1] - ts[0] < 1.5 * (2 * math.pi / omega):
+            return fit          # less than a period and a half
+        span = min(0.6, max(0.05, 3.0 * math.sqrt(self.swing_scale_var)))
+        seen = measure_swing(ts, ss, omega, zeta, noise=noise, span=span, temper=FREQ_TEMPER)
+        # (judged at the swing's own frequency: at the predicted one, far off, no swing would fit)
+        if seen is None or seen.fit.rms > 1.5 * noise:
+            return fit          # a swing the model does not follow: a hand's tail, a bounce
+        base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
+        self._learn_scale(seen.omega / base_w, seen.omega_var / seen.omega ** 2)
+        if base_z > 1e-6 and math.isfinite(seen.ln_zeta_var):
+            self._learn_zeta(seen.zeta / base_z, seen.ln_zeta_var)
+        return seen.fit
+
+    def _learn_scale(self, measured: float, measured_var: float = 0.0) -> None:
+        """An unmeasured arm's ω scale, updated from one swing as an estimate: the first swing counts for nearly
+        all against the wide prior, later ones for less as the scale grows sure. `measured_var` is how well that
+        swing showed it (ln scale); never better than the loading model's own error (LEARNED_REL)."""
         lo, hi = self._scale_range
         var = self.swing_scale_var
-        gain = var / (var + LEARNED_REL ** 2)
+        gain = var / (var + max(measured_var, LEARNED_REL ** 2))
         ln = math.log(self.swing_scale) + gain * (math.log(min(hi, max(lo, measured))) - math.log(self.swing_scale))
         self.swing_scale = min(hi, max(lo, math.exp(ln)))
         # the loading model's own error stays (a little process noise), so the scale keeps following the arm
         self.swing_scale_var = (1 - gain) * var + (0.3 * LEARNED_REL) ** 2
+
+    def _learn_zeta(self, measured: float, measured_var: float = 0.0) -> None:
+        """An unmeasured arm's ζ scale, from one swing, as _learn_scale does for ω."""
+        lo, hi = ZETA_RANGE
+        var = self.zeta_scale_var
+        gain = var / (var + max(measured_var, ZETA_LEARNED_REL ** 2))
+        ln = math.log(self.zeta_scale) + gain * (math.log(min(hi, max(lo, measured))) - math.log(self.zeta_scale))
+        self.zeta_scale = min(hi, max(lo, math.exp(ln)))
+        self.zeta_scale_var = (1 - gain) * var + (0.3 * ZETA_LEARNED_REL) ** 2
+
+    def _across_damping(self, ts: Sequence[float], ss: Sequence[float], fan: SwingFan, best: SwingFit):
+        """(fan, best) with the rest read across the damping an unmeasured arm may have: each ζ of ZETA_FAN weighed
+        by its prior and by how well it fits the swing, the rest their weighted mean, the spread between them part
+        of its uncertainty. Over a short look the swing cannot tell ζ, and a rest read at one ζ the arm lacks was a
+        holder off with nothing to say so; over a long one the fit picks ζ and the spread vanishes."""
+        if self.zeta_scale_var is None or math.sqrt(self.zeta_scale_var) < ZETA_SURE:
+            return fan, best
+        sd = math.sqrt(self.zeta_scale_var)
+        noise = self.accel_noise.sigma
+        rss0 = best.rms * best.rms * max(1, best.n - 3)
+        looks = []
+        for k in ZETA_FAN:
+            f = best if k == 0 else fit_swing(ts, ss, best.omega, min(0.95, best.zeta * math.exp(k * sd)), noise=noise)
+            if f is None:
+                continue
+            rss = f.rms * f.rms * max(1, f.n - 3)
+            looks.append((-0.5 * k * k - 0.5 * (rss - rss0) / (FREQ_TEMPER * fan.noise2), f))
+        top = max(lw for lw, _ in looks)
+        ws = [(math.exp(lw - top), f) for lw, f in looks]
+        total = sum(w for w, _ in ws)
+        mean = sum(w * f.rest for w, f in ws) / total
+        between = sum(w * (f.rest - mean) ** 2 for w, f in ws) / total
+        shift, extra = self.kappa * (mean - best.rest), self.kappa ** 2 * between
+        fan = replace(fan, taus=tuple(t + shift for t in fan.taus), tau_vars=tuple(v + extra for v in fan.tau_vars))
+        return fan, replace(best, rest=mean, rest_sigma=math.sqrt(best.rest_sigma ** 2 + between))
 
     def _angle_between(self, start: float, end: float) -> list[tuple[float, float]]:
         """The (t, sin θ) readings from `start` to `end`, oldest first (read from the newest back)."""
@@ -227,7 +283,8 @@ class SwingReading:
             most = FAN_MAX_WIDE
         n = min(most, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
         omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
-        return fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
+        made = fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
+        return None if made is None else self._across_damping(ts, ss, *made)
 
     def _no_angle(self) -> tuple[float, float]:
         if not self._accel_seen:

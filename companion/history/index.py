@@ -32,6 +32,7 @@ from companion.store import EventStore
 log = logging.getLogger("companion.history")
 MAX_LIMIT = 200             # plays per page, at most
 MAX_OFFSET = 1_000_000
+MAX_EXPORT = 10_000         # plays per export (CSV, JSON, BG Stats), at most; `offset` gives the next ones
 SERIES_POINTS = 240         # points of a play's score and torque over time
 PACKAGE_VERSION = "0.1.0"
 
@@ -82,7 +83,7 @@ class PlayIndex:
     def __init__(self, store: EventStore, engines: Callable[[], Mapping[str, Engine]], *,
                  cache_path: str | Path | None = None, model_fingerprint: str = "",
                  torque: Callable[[Any], float] | None = None, tip_torque: float | None = None,
-                 current_game: Callable[[], int | None] = lambda: None):
+                 current_game: Callable[[], int | None] = lambda: None, cache_read_only: bool = False):
         self.store = store
         self._engines = engines
         self._torque = torque
@@ -90,7 +91,7 @@ class PlayIndex:
         self._warming: threading.Thread | None = None
         self._current_game = current_game
         fingerprint = f"summary {game_plays.SUMMARY_VERSION}; package {PACKAGE_VERSION}; model {model_fingerprint}"
-        self.cache = SummaryCache(Path(cache_path) if cache_path else None, fingerprint)
+        self.cache = SummaryCache(Path(cache_path) if cache_path else None, fingerprint, read_only=cache_read_only)
         self._lock = threading.RLock()
         self._summaries: dict[int, dict] = {}
         self._spans: dict[int, tuple[int, int]] = {}
@@ -317,15 +318,15 @@ class PlayIndex:
             **({"problem": s["problem"]} if s.get("problem") else {}),
         }
 
-    def plays(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
-              until: datetime | None = None, status: str = "all", limit: int = 50, offset: int = 0) -> dict:
-        """A page of plays, newest first, filtered; `player` is a name (matched as people are) or a person id."""
-        d = self.derived()
+    def _select(self, d: Derived, *, game: str | None, player: str | None, since: datetime | None,
+                until: datetime | None, status: str) -> list[Play]:
+        """The plays that pass the filters, newest first; `player` is a name (matched as people are) or a person
+        id."""
         pid = None
         if player is not None:
             person = d.roster.person(player) or d.roster.people.get(player)
             if person is None:
-                return {"total": 0, "offset": offset, "limit": limit, "plays": []}
+                return []
             pid = person.id
         out = []
         for p in d.plays:
@@ -341,8 +342,36 @@ class PlayIndex:
                 if t is None or (since is not None and t < since) or (until is not None and t >= until):
                     continue
             out.append(p)
+        return out
+
+    def plays(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
+              until: datetime | None = None, status: str = "all", limit: int = 50, offset: int = 0) -> dict:
+        """A page of plays, newest first, filtered; `player` is a name (matched as people are) or a person id."""
+        d = self.derived()
+        out = self._select(d, game=game, player=player, since=since, until=until, status=status)
         page = out[offset:offset + limit]
         return {"total": len(out), "offset": offset, "limit": limit, "plays": [self.describe(p, d) for p in page]}
+
+    def export(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
+               until: datetime | None = None, status: str = "all", limit: int = MAX_EXPORT, offset: int = 0) -> dict:
+        """What an export needs (exports.py): a page of plays as `plays` gives them (at most MAX_EXPORT), the
+        store's name for the uuids, and each person's first play of each game in the whole history (by its
+        first part). Nothing here takes the table's lock; the index's own only while it brings itself up to
+        date."""
+        d = self.derived()
+        out = self._select(d, game=game, player=player, since=since, until=until, status=status)
+        limit = max(1, min(limit, MAX_EXPORT))
+        page = out[offset:offset + limit]
+        firsts: dict[tuple[str, str], tuple[int, int]] = {}
+        for p in d.plays:
+            g = p.summary.get("game")
+            for person in p.people:
+                if person is not None:
+                    k = (person, g)
+                    if k not in firsts or p.parts[0] < firsts[k][0]:
+                        firsts[k] = (p.parts[0], p.id)
+        return {"total": len(out), "offset": offset, "limit": limit, "plays": [self.describe(p, d) for p in page],
+                "store": store_name(d), "firsts": {k: v[1] for k, v in firsts.items()}}
 
     def play(self, play_id: int) -> dict:
         """One play in full: its standing, its score (and, for Balance Duels, the arm's torque) over time."""
@@ -429,6 +458,18 @@ class PlayIndex:
 
     def close(self) -> None:
         self.cache.close()
+
+
+def store_name(d: Derived) -> str:
+    """A name for the store that stays the same for its whole life: from its first game's id and first event's
+    time and clock stamp (the store never changes an event; a restored backup keeps its first game)."""
+    if not d.part_of:
+        return "empty"
+    first = min(d.part_of)
+    play = d.by_id[d.part_of[first]]
+    point = play.first or {}
+    text = json.dumps([first, point.get("at"), point.get("boot"), point.get("mono")])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _ratings_for(index: "PlayIndex", game: str) -> Callable[["Derived"], list[dict]]:

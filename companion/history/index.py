@@ -392,6 +392,13 @@ class PlayIndex:
                 out["tip_torque"] = round(self._tip_torque, 1) if self._tip_torque is not None else None
         return out
 
+    def summary(self, month: tuple[int, int] | None) -> dict:
+        """What a table says of its nights elsewhere (MQTT, Home Assistant): the plays, the plays started in
+        `month` ((year, month) in this machine's zone; None when today's date is not known), and the newest
+        finished play with its winners. A play whose start the Pi could not vouch for (unsynced, unknown) is
+        counted in no month."""
+        return self.memo(("summary", month), lambda d: _summary(d, month))
+
     def stats(self, *, game: str | None = None, player: str | None = None, limit: int = 50) -> dict:
         d = self.derived()
         pid = None
@@ -458,6 +465,31 @@ class PlayIndex:
 
     def close(self) -> None:
         self.cache.close()
+
+
+def _summary(d: Derived, month: tuple[int, int] | None) -> dict:
+    in_month = 0
+    if month is not None:
+        for p in d.plays:
+            start = times.when(p.first, d.anchors)
+            t = times.parse_at(start["at"]) if start["quality"] in ("synced", "worked_back") else None
+            if t is not None and (t.astimezone().year, t.astimezone().month) == month:
+                in_month += 1
+    last = next((p for p in d.plays if p.summary.get("over") and not p.summary.get("problem")), None)
+    out = {"plays": len(d.plays), "finished": sum(1 for p in d.plays if p.summary.get("over")),
+           "month": f"{month[0]:04d}-{month[1]:02d}" if month else None,
+           "plays_this_month": in_month if month else None, "last": None}
+    if last is not None:
+        names = []
+        for pl, pid in zip(last.summary.get("players", []), last.people):
+            person = d.roster.people.get(pid) if pid else None
+            if pl.get("winner"):
+                names.append(person.name if person else pl["name"])
+        end = times.when(last.last, d.anchors)
+        out["last"] = {"play_id": last.id, "game": last.summary.get("game"), "title": last.summary.get("title"),
+                       "winners": names, "ended": (last.summary.get("ended") or {}).get("code"),
+                       "at": end["at"], "quality": end["quality"]}
+    return out
 
 
 def store_name(d: Derived) -> str:

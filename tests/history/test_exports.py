@@ -7,8 +7,9 @@ import dataclasses
 import io
 import json
 import re
+import sqlite3
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -338,3 +339,41 @@ def test_unknown_clocks_are_said_in_the_comments():
             assert words in play["comments"], (quality, play["comments"])
         else:
             assert "NOT KNOWN" not in play["comments"]
+
+
+def test_the_tables_summary_counts_the_month_by_known_times_only(table):
+    """The summary MQTT and Home Assistant get, against a count straight from the events: a play's start (its
+    first part's first event) put right from the first synced event of the same boot, in this machine's zone."""
+    c, client, truth, (left, resumed) = table
+    db = sqlite3.connect(f"file:{c.store.path}?mode=ro", uri=True)
+    try:
+        rows = [(g, kind, json.loads(clock), at) for g, kind, clock, at in db.execute(
+            "SELECT game_id, kind, clock, at FROM events ORDER BY seq")]
+    finally:
+        db.close()
+    anchors = {}
+    for g, kind, clock, at in rows:
+        if clock["synced"]:
+            anchors.setdefault(clock["boot"], (clock["mono"], datetime.fromisoformat(at)))
+    month_of = {}
+    for g, kind, clock, at in rows:
+        if kind == "new_game" and clock["boot"] in anchors:
+            mono, base = anchors[clock["boot"]]
+            t = (base + timedelta(seconds=clock["mono"] - mono)).astimezone()
+            month_of[g] = (t.year, t.month)
+    plays = api_plays(client)
+    counts = Counter(month_of.get(p["parts"][0]) for p in plays.values())
+    assert len([m for m in counts if m]) >= 2 and counts[None] > 0          # several months, and unknown starts
+    for month, n in counts.items():
+        if month is None:
+            continue
+        got = c.history.summary(month)
+        assert got["plays_this_month"] == n, month
+        assert got["month"] == f"{month[0]:04d}-{month[1]:02d}" and got["plays"] == len(plays)
+    assert c.history.summary((2030, 1))["plays_this_month"] == 0
+    assert c.history.summary(None)["plays_this_month"] is None and c.history.summary(None)["month"] is None
+    got = c.history.summary(None)
+    assert got["finished"] == sum(1 for t in truth.values() if t.over)
+    newest_done = next(p for p in plays.values() if p["over"])
+    assert got["last"]["play_id"] == newest_done["id"] and got["last"]["winners"] == newest_done["winners"]
+    assert got["last"]["title"] == newest_done["title"] and got["last"]["at"] == newest_done["end"]["at"]

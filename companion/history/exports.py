@@ -191,7 +191,8 @@ def bgstats(plays: Sequence[Mapping[str, Any]], *, store: str, firsts: Mapping[t
 
     for p in plays:
         start = p.get("start") or {"at": None, "quality": "unknown"}
-        play_date = _date(start, tz) or UNKNOWN_DATE
+        t = local(start.get("at"), tz)
+        play_date = t.strftime(BGSTATS_DATE) if t is not None else UNKNOWN_DATE
         changed = _date(p.get("end"), tz) or play_date
         newest = max(newest or changed, changed)
         key = str(p.get("game"))
@@ -226,7 +227,6 @@ def bgstats(plays: Sequence[Mapping[str, Any]], *, store: str, firsts: Mapping[t
             if uses_teams and pl.get("team") is not None:
                 score["team"] = f"Team {team_number(pl['team'])}"
             scores.append(score)
-        t = local(start.get("at"), tz)
         out_plays.append({
             "uuid": _uuid(store, "play", p["id"]), "gameRefId": game["id"], "locationRefId": 1,
             "playDate": play_date, "playDateYmd": int(t.strftime("%Y%m%d")) if t is not None else 19700101,

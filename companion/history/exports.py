@@ -228,7 +228,8 @@ def bgstats(plays: Sequence[Mapping[str, Any]], *, store: str, firsts: Mapping[t
                 score["team"] = f"Team {team_number(pl['team'])}"
             scores.append(score)
         out_plays.append({
-            "uuid": _uuid(store, "play", p["id"]), "gameRefId": game["id"], "locationRefId": 1,
+            # from the play's first part: a play resumed after an export keeps its uuid (its id is its newest part's)
+            "uuid": _uuid(store, "play", (p.get("parts") or [p["id"]])[0]), "gameRefId": game["id"], "locationRefId": 1,
             "playDate": play_date, "playDateYmd": int(t.strftime("%Y%m%d")) if t is not None else 19700101,
             "entryDate": changed, "modificationDate": changed,
             "durationMin": round(p["played_s"] / 60) if p.get("played_s") is not None else 0,

@@ -128,6 +128,11 @@ def test_the_csv_times_are_in_the_zone_asked_for(table):
             assert b["start"].endswith(("+01:00", "+02:00"))
 
 
+def store_of(client):
+    c = client.application.extensions["companion"]
+    return c.history.export(limit=1)["store"]
+
+
 def load_bgstats(client, query=""):
     r = client.get("/api/plays/export?format=bgstats" + query)
     assert r.status_code == 200, r.get_json()
@@ -184,6 +189,9 @@ def test_the_bgstats_file_loads_back_with_every_play_player_and_score(table):
     # the resumed play is one play, under its newest part, its parts named
     bp = next(x for x in doc["plays"] if f"play {resumed} " in x["comments"])
     assert f"games {left}, {resumed}" in bp["comments"]
+    # its uuid is its first part's: the same as an export made before the resume gave it
+    before = exports.bgstats([{**plays[resumed], "id": left, "parts": [left]}], store=store_of(client))
+    assert bp["uuid"] == before["plays"][0]["uuid"]
     # exported again: the same file (uuids and all), so an app matching by uuid counts nothing twice
     again, _ = load_bgstats(client, "&tz=UTC")
     assert again == doc

@@ -18,7 +18,7 @@ EXIT_START = 1
 # modules that add their own subcommands: each has add_commands(subparsers), and every parser it adds
 # sets `func` (args -> exit code) with set_defaults
 PLUGIN_COMMANDS: tuple[str, ...] = ("companion.table.sensing_commands", "companion.table.doctor", "companion.mqtt.hall",
-                                   "companion.replay.commands")
+                                   "companion.replay.commands", "companion.table.plays_command")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -6,6 +6,9 @@ same events and its summary holds; any other row is summarised again from the ev
 summary code's version, the package's version, the balance model) is kept with the rows: when it changes
 every row is dropped. The cache is only ever a copy: deleting the file loses nothing, and a file that cannot
 be read or written is set aside and the history kept in memory (said in the log).
+
+Opened `read_only` (by `companion plays`, beside a daemon that may be running), the file is only read: nothing
+is created, saved, dropped or set aside, and rows kept under another fingerprint are not used.
 """
 
 from __future__ import annotations
@@ -13,21 +16,46 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import urllib.parse
 from pathlib import Path
 
 log = logging.getLogger("companion.history")
 
 
+def beside(store_path: Path | str) -> Path | None:
+    """Where the cache of the store at `store_path` lives: `<store>.plays.sqlite3` (None for a store in memory)."""
+    path = Path(store_path)
+    return None if str(store_path) == ":memory:" else path.with_name(path.stem + ".plays.sqlite3")
+
+
 class SummaryCache:
-    def __init__(self, path: Path | None, fingerprint: str):
+    def __init__(self, path: Path | None, fingerprint: str, *, read_only: bool = False):
         self.path = path
         self.fingerprint = fingerprint
+        self.read_only = read_only
         self.problem: str | None = None
         self._db: sqlite3.Connection | None = None
+        self._usable = True
+        if read_only:
+            self._open_read_only()
+            return
         try:
             self._open()
         except (sqlite3.Error, OSError) as exc:
             self._give_up(f"cannot open {path}: {exc}")
+
+    def _open_read_only(self) -> None:
+        if self.path is None or not self.path.is_file():
+            self._usable = False
+            return
+        try:
+            uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+            self._usable = row is not None and row[0] == self.fingerprint
+        except sqlite3.Error as exc:
+            self.problem = f"cannot read {self.path}: {exc}"
+            self._usable = False
 
     def _open(self) -> None:
         self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False,
@@ -65,9 +93,14 @@ class SummaryCache:
 
     def load(self) -> dict[int, tuple[int, int, dict]]:
         """{game id: (last seq, events, summary)} of every row that can be read."""
+        if self.read_only and not self._usable:
+            return {}
         try:
             rows = self._db.execute("SELECT game_id, last_seq, events, summary FROM plays").fetchall()
         except sqlite3.Error as exc:
+            if self.read_only:
+                self.problem = f"cannot read {self.path}: {exc}"
+                return {}
             self._give_up(f"cannot read {self.path}: {exc}")
             return {}
         out = {}
@@ -81,7 +114,7 @@ class SummaryCache:
         return out
 
     def save(self, rows: dict[int, tuple[int, int, dict]], drop: list[int] = ()) -> None:
-        if not rows and not drop:
+        if self.read_only or not rows and not drop:
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")

@@ -32,6 +32,7 @@ from companion.store import EventStore
 log = logging.getLogger("companion.history")
 MAX_LIMIT = 200             # plays per page, at most
 MAX_OFFSET = 1_000_000
+MAX_EXPORT = 10_000         # plays per export (CSV, JSON, BG Stats), at most; `offset` gives the next ones
 SERIES_POINTS = 240         # points of a play's score and torque over time
 PACKAGE_VERSION = "0.1.0"
 
@@ -82,7 +83,7 @@ class PlayIndex:
     def __init__(self, store: EventStore, engines: Callable[[], Mapping[str, Engine]], *,
                  cache_path: str | Path | None = None, model_fingerprint: str = "",
                  torque: Callable[[Any], float] | None = None, tip_torque: float | None = None,
-                 current_game: Callable[[], int | None] = lambda: None):
+                 current_game: Callable[[], int | None] = lambda: None, cache_read_only: bool = False):
         self.store = store
         self._engines = engines
         self._torque = torque
@@ -90,7 +91,7 @@ class PlayIndex:
         self._warming: threading.Thread | None = None
         self._current_game = current_game
         fingerprint = f"summary {game_plays.SUMMARY_VERSION}; package {PACKAGE_VERSION}; model {model_fingerprint}"
-        self.cache = SummaryCache(Path(cache_path) if cache_path else None, fingerprint)
+        self.cache = SummaryCache(Path(cache_path) if cache_path else None, fingerprint, read_only=cache_read_only)
         self._lock = threading.RLock()
         self._summaries: dict[int, dict] = {}
         self._spans: dict[int, tuple[int, int]] = {}
@@ -317,15 +318,15 @@ class PlayIndex:
             **({"problem": s["problem"]} if s.get("problem") else {}),
         }
 
-    def plays(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
-              until: datetime | None = None, status: str = "all", limit: int = 50, offset: int = 0) -> dict:
-        """A page of plays, newest first, filtered; `player` is a name (matched as people are) or a person id."""
-        d = self.derived()
+    def _select(self, d: Derived, *, game: str | None, player: str | None, since: datetime | None,
+                until: datetime | None, status: str) -> list[Play]:
+        """The plays that pass the filters, newest first; `player` is a name (matched as people are) or a person
+        id."""
         pid = None
         if player is not None:
             person = d.roster.person(player) or d.roster.people.get(player)
             if person is None:
-                return {"total": 0, "offset": offset, "limit": limit, "plays": []}
+                return []
             pid = person.id
         out = []
         for p in d.plays:
@@ -341,8 +342,36 @@ class PlayIndex:
                 if t is None or (since is not None and t < since) or (until is not None and t >= until):
                     continue
             out.append(p)
+        return out
+
+    def plays(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
+              until: datetime | None = None, status: str = "all", limit: int = 50, offset: int = 0) -> dict:
+        """A page of plays, newest first, filtered; `player` is a name (matched as people are) or a person id."""
+        d = self.derived()
+        out = self._select(d, game=game, player=player, since=since, until=until, status=status)
         page = out[offset:offset + limit]
         return {"total": len(out), "offset": offset, "limit": limit, "plays": [self.describe(p, d) for p in page]}
+
+    def export(self, *, game: str | None = None, player: str | None = None, since: datetime | None = None,
+               until: datetime | None = None, status: str = "all", limit: int = MAX_EXPORT, offset: int = 0) -> dict:
+        """What an export needs (exports.py): a page of plays as `plays` gives them (at most MAX_EXPORT), the
+        store's name for the uuids, and each person's first play of each game in the whole history (by its
+        first part). Nothing here takes the table's lock; the index's own only while it brings itself up to
+        date."""
+        d = self.derived()
+        out = self._select(d, game=game, player=player, since=since, until=until, status=status)
+        limit = max(1, min(limit, MAX_EXPORT))
+        page = out[offset:offset + limit]
+        firsts: dict[tuple[str, str], tuple[int, int]] = {}
+        for p in d.plays:
+            g = p.summary.get("game")
+            for person in p.people:
+                if person is not None:
+                    k = (person, g)
+                    if k not in firsts or p.parts[0] < firsts[k][0]:
+                        firsts[k] = (p.parts[0], p.id)
+        return {"total": len(out), "offset": offset, "limit": limit, "plays": [self.describe(p, d) for p in page],
+                "store": store_name(d), "firsts": {k: v[1] for k, v in firsts.items()}}
 
     def play(self, play_id: int) -> dict:
         """One play in full: its standing, its score (and, for Balance Duels, the arm's torque) over time."""
@@ -362,6 +391,13 @@ class PlayIndex:
                 out["torque_series"] = game_plays.torque_series(self._torque, folded, SERIES_POINTS)
                 out["tip_torque"] = round(self._tip_torque, 1) if self._tip_torque is not None else None
         return out
+
+    def summary(self, month: tuple[int, int] | None) -> dict:
+        """What a table says of its nights elsewhere (MQTT, Home Assistant): the plays, the plays started in
+        `month` ((year, month) in this machine's zone; None when today's date is not known), and the newest
+        finished play with its winners. A play whose start the Pi could not vouch for (unsynced, unknown) is
+        counted in no month."""
+        return self.memo(("summary", month), lambda d: _summary(d, month))
 
     def stats(self, *, game: str | None = None, player: str | None = None, limit: int = 50) -> dict:
         d = self.derived()
@@ -429,6 +465,43 @@ class PlayIndex:
 
     def close(self) -> None:
         self.cache.close()
+
+
+def _summary(d: Derived, month: tuple[int, int] | None) -> dict:
+    in_month = 0
+    if month is not None:
+        for p in d.plays:
+            start = times.when(p.first, d.anchors)
+            t = times.parse_at(start["at"]) if start["quality"] in ("synced", "worked_back") else None
+            if t is not None and (t.astimezone().year, t.astimezone().month) == month:
+                in_month += 1
+    last = next((p for p in d.plays if p.summary.get("over") and not p.summary.get("problem")), None)
+    out = {"plays": len(d.plays), "finished": sum(1 for p in d.plays if p.summary.get("over")),
+           "month": f"{month[0]:04d}-{month[1]:02d}" if month else None,
+           "plays_this_month": in_month if month else None, "last": None}
+    if last is not None:
+        names = []
+        for pl, pid in zip(last.summary.get("players", []), last.people):
+            person = d.roster.people.get(pid) if pid else None
+            if pl.get("winner"):
+                names.append(person.name if person else pl["name"])
+        end = times.when(last.last, d.anchors)
+        out["last"] = {"play_id": last.id, "game": last.summary.get("game"), "title": last.summary.get("title"),
+                       "winners": names, "ended": (last.summary.get("ended") or {}).get("code"),
+                       "at": end["at"], "quality": end["quality"]}
+    return out
+
+
+def store_name(d: Derived) -> str:
+    """A name for the store that stays the same for its whole life: from its first game's id and first event's
+    time and clock stamp (the store never changes an event; a restored backup keeps its first game)."""
+    if not d.part_of:
+        return "empty"
+    first = min(d.part_of)
+    play = d.by_id[d.part_of[first]]
+    point = play.first or {}
+    text = json.dumps([first, point.get("at"), point.get("boot"), point.get("mono")])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _ratings_for(index: "PlayIndex", game: str) -> Callable[["Derived"], list[dict]]:

@@ -5,7 +5,8 @@
 - `hall`: `HallBoard`, `create_hall_app` and the `companion hall` command.
 
 The `[mqtt]` config section is checked by companion.config.mqtt. Topics and payloads are documented
-in docs/mqtt.md. Imports: web (the hall page's JSON errors and serving), store, config, foundation.
+in docs/mqtt.md. Imports: web (the hall page's JSON errors and serving), history (the plays' summary), store, config,
+foundation.
 """
 
 from companion.config.mqtt import MqttConfig, parse_mqtt

@@ -34,6 +34,10 @@ def availability_topic(cfg: MqttConfig) -> str:
     return f"{cfg.base_topic}/availability"
 
 
+def plays_topic(cfg: MqttConfig) -> str:
+    return f"{cfg.base_topic}/plays"
+
+
 def hall_topics(hall: str) -> tuple[str, str]:
     """What a hall scoreboard subscribes to: every table's state and availability."""
     return f"{TOPIC_ROOT}/{hall}/+/state", f"{TOPIC_ROOT}/{hall}/+/availability"
@@ -111,6 +115,12 @@ def state_payload(snapshot: Mapping[str, Any], cfg: MqttConfig) -> dict:
     }
 
 
+def plays_payload(summary: Mapping[str, Any], cfg: MqttConfig) -> dict:
+    """The retained summary of the table's nights (the history's `summary`): how many plays, how many this month
+    (null when the Pi does not know today's date), and the newest finished play with its winners."""
+    return {"hall": cfg.hall, "table": cfg.table, "name": cfg.display_name, **summary}
+
+
 def event_payload(event_dict: Mapping[str, Any], cfg: MqttConfig) -> dict:
     """One game event as the store keeps it (seq, game_id, kind, body, source, at), with the table it is from."""
     return {"hall": cfg.hall, "table": cfg.table, **event_dict}
@@ -177,6 +187,23 @@ def _entities() -> list[tuple[str, str, dict]]:
                                      "_available": has_balance,
                                      "value_template": ("{{ 'ON' if value_json.balance and value_json.balance.tipped "
                                                         "else 'OFF' }}")}),
+        # the history's summary, on its own retained topic (`_topic`)
+        ("sensor", "last_winner", {
+            "name": "Last winner", "icon": "mdi:trophy", "_topic": "plays",
+            "value_template": ("{{ (value_json.last.winners | join(' & ') if value_json.last.winners else 'nobody')"
+                               " if value_json.last else None }}"),
+            "json_attributes_topic": None,
+            "json_attributes_template": ("{{ {'game': value_json.last.title, 'ended': value_json.last.ended, "
+                                         "'at': value_json.last.at, 'time_quality': value_json.last.quality} | tojson "
+                                         "if value_json.last else '{}' }}"),
+        }),
+        ("sensor", "plays_this_month", {
+            "name": "Plays this month", "icon": "mdi:calendar-month", "_topic": "plays",
+            "value_template": "{{ value_json.plays_this_month }}",
+            "json_attributes_topic": None,
+            "json_attributes_template": ("{{ {'month': value_json.month, 'plays': value_json.plays, "
+                                         "'finished': value_json.finished} | tojson }}"),
+        }),
     ]
     return ents
 
@@ -188,10 +215,11 @@ def discovery_topic(cfg: MqttConfig, component: str, object_id: str) -> str:
 def discovery_messages(cfg: MqttConfig) -> list[tuple[str, str]]:
     """(config topic, JSON payload) for every entity; published retained."""
     out = []
-    state = state_topic(cfg)
+    topics = {"state": state_topic(cfg), "plays": plays_topic(cfg)}
     for component, object_id, spec in _entities():
         spec = dict(spec)
         available = spec.pop("_available", None)
+        state = topics[spec.pop("_topic", "state")]
         availability = [{"topic": availability_topic(cfg)}]
         if available:
             availability.append({"topic": state, "value_template": available})

@@ -3,6 +3,8 @@
 `TablePublisher(companion, config)` listens to the game host and publishes
 - `companion/<hall>/<table>/state`: the compact state, retained, QoS 1, after every change;
 - `companion/<hall>/<table>/event`: each game event, QoS 1, in order;
+- `companion/<hall>/<table>/plays`: the history's summary (plays, plays this month, the last winner), retained,
+  whenever a game starts or ends, the month turns, or the link is new;
 - `companion/<hall>/<table>/availability`: `online`, retained; `offline` on a clean stop and,
   as the broker's last will, when the table vanishes;
 - Home Assistant discovery configs (retained), again whenever Home Assistant announces itself.
@@ -21,12 +23,15 @@ import logging
 import ssl
 import threading
 from collections import deque
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, Callable
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from companion.foundation import wall_clock
 from companion.foundation.clock import Clock
+from companion.history.index import NotReady
 from companion.mqtt import payloads as P
 from companion.config.mqtt import MqttConfig
 
@@ -38,6 +43,20 @@ STOP_WAIT_S = 3.0
 CONNECT_TIMEOUT_S = 5.0
 
 CONNECTED, CONNECTING, DISCONNECTED = "connected", "connecting", "disconnected"
+
+
+def wall_now() -> tuple[datetime, bool | None]:
+    """The wall clock and whether the kernel says it is synced (None: it cannot be asked)."""
+    return datetime.now(timezone.utc), wall_clock.synced()
+
+
+def this_month(now: datetime, synced: bool | None) -> tuple[int, int] | None:
+    """(year, month) in this machine's zone; None when the Pi's clock is known not to be set (a Pi without a
+    time server believes it is whenever it booted into). Where it cannot be asked (not Linux) it is believed."""
+    if synced is False:
+        return None
+    local = now.astimezone()
+    return local.year, local.month
 
 
 class _PahoNoise(logging.Filter):
@@ -101,6 +120,9 @@ class TablePublisher:
         self.state_topic = P.state_topic(config)
         self.event_topic = P.event_topic(config)
         self.availability_topic = P.availability_topic(config)
+        self.plays_topic = P.plays_topic(config)
+        self.wall: Callable[[], tuple[datetime, bool | None]] = wall_now   # tests set their own
+        self._plays_key: tuple | None = None  # what the published summary was made for (game, over, month)
         self._lock = threading.Lock()        # status and queue; never held while calling into paho
         self._ack_lock = threading.Lock()    # taken inside paho's on_publish, which holds paho's message lock
         self._acked: set[int] = set()
@@ -329,12 +351,15 @@ class TablePublisher:
                 self._discovery_due = True
             self._served = connection
             self._state_seq = None
+            self._plays_key = None
             self._publish(self.availability_topic, P.ONLINE, "online", retain=True)
         self._publish_discovery()
         if self._state_seq != self.host.seq and self._room():
             snap = self.host.snapshot()
             if self._publish(self.state_topic, P.dumps(P.state_payload(snap, self.config)), "state", retain=True):
                 self._state_seq = snap["seq"]
+        if self._room():
+            self._publish_plays()
         while self._room():
             with self._lock:
                 if not self._queue:
@@ -350,6 +375,30 @@ class TablePublisher:
             done = self._remove_sent and "remove" not in self._unacked.values()
         if done:
             self._removed.set()
+
+    def _publish_plays(self) -> None:
+        """The history's summary, when it may have changed: another game, a game over (or taken back), a new
+        month, a new link. Made here, in the publisher's thread: the history has its own lock and never takes
+        the table's. While the history is still being built it waits for the next look."""
+        history = getattr(self.companion, "history", None)
+        if history is None:
+            return
+        month = this_month(*self.wall())
+        snap = self.host.snapshot()
+        view = snap.get("view") or {}
+        key = (snap.get("game_id"), bool(view.get("over") or view.get("game_over")), month)   # Imperial: game_over
+        if key == self._plays_key:
+            return
+        try:
+            summary = history.summary(month)
+        except NotReady:
+            return
+        except Exception as exc:      # logged once per key; the table plays on
+            log.warning("MQTT: the history's summary could not be made: %s", exc)
+            self._plays_key = key
+            return
+        if self._publish(self.plays_topic, P.dumps(P.plays_payload(summary, self.config)), "plays", retain=True):
+            self._plays_key = key
 
     def _publish_discovery(self) -> None:
         with self._lock:

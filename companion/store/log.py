@@ -18,6 +18,7 @@ import json
 import logging
 import sqlite3
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -52,12 +53,17 @@ class Event:
 
 
 class EventStore:
-    """The log itself. `backups_dir` (optional) turns on a backup before every new game."""
+    """The log itself. `backups_dir` (optional) turns on a backup before every new game.
+
+    `read_only=True` opens an existing store for reading only (SQLite's mode=ro; `companion plays`): nothing is
+    created, added, reconciled or backed up, the file is never written, and an append raises StoreError. It may
+    be read while the daemon has it open (WAL lets a reader see every committed event)."""
 
     def __init__(self, path: str | Path, *, backups_dir: str | Path | None = None,
                  keep_backups: int = DEFAULT_KEEP_BACKUPS, record_acks: bool | None = None,
-                 check: "AckCheck | None" = None, stamp=None):
+                 check: "AckCheck | None" = None, stamp=None, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         self._stamp = stamp or wall_clock.stamp     # each event's clock stamp (tests give their own)
         self.backups_dir = Path(backups_dir) if backups_dir is not None else None
         self.keep_backups = max(1, keep_backups)
@@ -69,6 +75,10 @@ class EventStore:
         self._closed = False
         self._db: sqlite3.Connection | None = None
         self._acks: AckRecord | None = None
+        if read_only:
+            self.backups_dir = None
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -110,6 +120,35 @@ class EventStore:
                 self._acks.close()
             raise StoreError(f"{self.path}: cannot open the event store: {exc}") from exc
 
+    def _open_read_only(self) -> None:
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: no event store there")
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        try:
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout=5000")
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "events" not in tables:
+                raise StoreError(f"{self.path}: not an event store (it has no events table)")
+            if "meta" in tables:
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is not None and str(row[0]).isdigit() and int(row[0]) > SCHEMA_VERSION:
+                    raise StoreError(f"{self.path}: written by a newer version of the companion (store schema "
+                                     f"{row[0]}; this version knows {SCHEMA_VERSION})")
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(events)")}
+            if "clock" not in columns:
+                # a store from before the clock stamps, which only a writer may add the column to: a view in this
+                # connection's own temporary schema (searched first) gives its events an unknown stamp
+                self._db.execute("CREATE TEMP VIEW events AS SELECT seq, game_id, kind, body, source, at, "
+                                 "NULL AS clock FROM main.events")
+        except StoreError:
+            self._db.close()
+            raise
+        except sqlite3.Error as exc:
+            if self._db is not None:
+                self._db.close()
+            raise StoreError(f"{self.path}: cannot open the event store to read it: {exc}") from exc
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:
@@ -132,6 +171,8 @@ class EventStore:
         return self._append(PEOPLE_GAME, [("people", body)], source)[0]
 
     def _append(self, game_id: int | None, entries: list[tuple[str, dict[str, Any]]], source: str) -> list[Event]:
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only; nothing can be written")
         # allow_nan=False: NaN would be stored as a bare word no page can parse (callers refuse it first, by name)
         texts = [(kind, body, json.dumps(body, separators=(",", ":"), sort_keys=True, allow_nan=False))
                  for kind, body in entries]

@@ -36,17 +36,35 @@ DEMO_SENSE_PATIENCE = 4        # demo steps to wait for the sensors to report a 
 SENSOR_STALL_S = 5.0           # a sensor loop silent this long counts as stalled
 
 
+def history_index(store: EventStore, engines, model, *, current_game=lambda: None, read_only: bool = False):
+    """The history of `store` (companion/history) with its summaries' cache beside it, as the daemon keeps it;
+    `read_only` only reads that cache (`companion plays`)."""
+    from companion.games import balance_duels as bd
+    from companion.history.cache import beside
+    from companion.history.index import PlayIndex, model_fingerprint
+
+    return PlayIndex(store, engines, cache_path=beside(store.path), model_fingerprint=model_fingerprint(model),
+                     torque=lambda state: bd.net_torque(model, state), tip_torque=model.tip_torque,
+                     current_game=current_game, cache_read_only=read_only)
+
+
+def arm_model(config: Config, model=None):
+    """The balance model the table plays with: the config's, and on a real table that follows the arm the
+    measured arm (calibration.toml beside the config), which the warnings must use too."""
+    model = model if model is not None else config.model()
+    if config.game_follows_arm and not config.simulate:
+        from companion.sensing.calibration import calibrated_model, for_config
+
+        model = calibrated_model(model, for_config(config)[0])
+    return model
+
+
 class Companion:
     def __init__(self, config: Config, *, clock: Clock | None = None, store: EventStore | None = None):
         self.config = config
         self.clock = clock or Clock()
-        self.model = config.model()
-        self.config_model = self.model      # before calibration: what the config itself says of the arm
-        if config.game_follows_arm and not config.simulate:
-            # the measured arm (calibration.toml beside the config) is what the warnings must use too
-            from companion.sensing.calibration import calibrated_model, for_config
-
-            self.model = calibrated_model(self.model, for_config(config)[0])
+        self.config_model = config.model()  # before calibration: what the config itself says of the arm
+        self.model = arm_model(config, self.config_model)
         self.rng = random.Random(config.seed)
         self.notices: list[str] = []
         if store is None:
@@ -457,16 +475,7 @@ class Companion:
 
     def _build_history(self):
         """Every game in the store as a play (companion/history): its summaries cached beside the store."""
-        from companion.games import balance_duels as bd
-        from companion.history.index import PlayIndex, model_fingerprint
-
-        path = self.store.path
-        cache = None if str(path) == ":memory:" else path.with_name(path.stem + ".plays.sqlite3")
-        model = self.model
-        return PlayIndex(self.store, lambda: self.host.engines, cache_path=cache,
-                         model_fingerprint=model_fingerprint(model),
-                         torque=lambda state: bd.net_torque(model, state), tip_torque=model.tip_torque,
-                         current_game=lambda: self.host.game_id)
+        return history_index(self.store, lambda: self.host.engines, self.model, current_game=lambda: self.host.game_id)
 
     # --- lifecycle
     def start(self) -> None:

@@ -9,45 +9,23 @@ Retry-After and how far it has got.
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime, timezone
+import threading
 from typing import Any, Callable
 
-from flask import Flask, jsonify, request
+from flask import Flask, Response, jsonify, request
 
-from companion.history.index import MAX_LIMIT, MAX_OFFSET, NotReady, UnknownPlay
+from companion.history import exports, query
+from companion.history.index import MAX_EXPORT, MAX_LIMIT, MAX_OFFSET, NotReady, UnknownPlay
 from companion.history.people import MAX_NAME, PeopleError
 
-STATUSES = ("all", "finished", "unfinished")
+STATUSES = query.STATUSES
 MAX_PLAY_ID = 2**63 - 1
-
-
-def _int(name: str, raw: str | None, low: int, high: int, default: int) -> int:
-    if raw is None:
-        return default
-    if not re.fullmatch(r"[0-9]{1,19}", raw.strip()) or not low <= int(raw) <= high:
-        raise ValueError(f"'{name}' must be a whole number from {low} to {high}, not {raw[:40]!r}")
-    return int(raw)
-
-
-def _when(name: str, raw: str | None) -> datetime | None:
-    """A date (2026-03-14, taken as midnight UTC) or a date and time with its offset (2026-03-14T18:00:00+01:00)."""
-    if raw is None or raw == "":
-        return None
-    text = raw.strip()
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            d = date.fromisoformat(text)
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        t = None
-    if t is None or len(text) > 40:
-        raise ValueError(f"'{name}' must be a date (2026-03-14) or a date and time with its offset "
-                         f"(2026-03-14T18:00:00+01:00), not {raw[:40]!r}")
-    if t.tzinfo is None:
-        raise ValueError(f"'{name}' {raw[:40]!r} has no offset: add Z or +01:00, so it is one moment")
-    return t
+EXPORTS_AT_ONCE = 2         # exports being made at one time; another is told to try again (503)
+EXPORT_TYPES = {"csv": "text/csv; charset=utf-8; header=present", "json": "application/json",
+                "bgstats": "application/json"}
+EXPORT_NAMES = {"csv": "plays.csv", "json": "plays.json", "bgstats": "plays.bgstats.json"}
+_int = query.whole_number
+_when = query.moment
 
 
 def _only(allowed: tuple[str, ...]) -> None:
@@ -62,6 +40,8 @@ def install(app: Flask, companion, change: Callable, api_error: type, body: Call
     reader of a JSON object body."""
     _body = body
     history = companion.history
+    mqtt = getattr(companion.config, "mqtt", None)
+    location = (mqtt.display_name if mqtt is not None else None) or "Table Companion"
 
     def bad(exc: Exception):
         return api_error(400, str(exc))
@@ -88,6 +68,13 @@ def install(app: Flask, companion, change: Callable, api_error: type, body: Call
             raise ValueError(f"'game' must be one of {', '.join(games())}, not {game[:40]!r}")
         return game
 
+    def filters() -> dict:
+        """The filters the plays and their exports share: game, player, since, until, status."""
+        since, until = _when("since", request.args.get("since")), _when("until", request.args.get("until"))
+        query.span(since, until)
+        return {"game": game_arg(), "player": player_arg(), "since": since, "until": until,
+                "status": query.status("status", request.args.get("status"))}
+
     def player_arg() -> str | None:
         player = request.args.get("player")
         if player in (None, ""):
@@ -101,16 +88,50 @@ def install(app: Flask, companion, change: Callable, api_error: type, body: Call
     @read
     def api_plays():
         _only(("game", "player", "since", "until", "status", "limit", "offset"))
-        status = request.args.get("status", "all")
-        if status not in STATUSES:
-            raise ValueError(f"'status' must be one of {', '.join(STATUSES)}, not {status[:40]!r}")
-        since, until = _when("since", request.args.get("since")), _when("until", request.args.get("until"))
-        if since and until and until <= since:
-            raise ValueError("'until' must come after 'since'")
-        page = history.plays(game=game_arg(), player=player_arg(), since=since, until=until, status=status,
-                             limit=_int("limit", request.args.get("limit"), 1, MAX_LIMIT, 50),
+        page = history.plays(**filters(), limit=_int("limit", request.args.get("limit"), 1, MAX_LIMIT, 50),
                              offset=_int("offset", request.args.get("offset"), 0, MAX_OFFSET, 0))
         return jsonify(page)
+
+    exporting = threading.BoundedSemaphore(EXPORTS_AT_ONCE)
+
+    @app.get("/api/plays/export")
+    @read
+    def api_plays_export():
+        """Every play that passes the filters (at most MAX_EXPORT, then `offset` for the next ones) as CSV, as the
+        API's JSON, or as a BG Stats file (exports.py); a download. Reads only, outside the table's lock."""
+        _only(("format", "game", "player", "since", "until", "status", "limit", "offset", "tz"))
+        fmt = request.args.get("format", "")
+        if not fmt:
+            raise ValueError(f"'format' names the export: {', '.join(query.FORMATS)}")
+        if fmt not in query.FORMATS:
+            raise ValueError(f"'format' must be one of {', '.join(query.FORMATS)}, not {fmt[:40]!r}")
+        chosen = filters()
+        limit = _int("limit", request.args.get("limit"), 1, MAX_EXPORT, MAX_EXPORT)
+        offset = _int("offset", request.args.get("offset"), 0, MAX_OFFSET, 0)
+        tz = query.zone("tz", request.args.get("tz"))
+        if fmt == "json" and "tz" in request.args:
+            raise ValueError("'tz' is for the csv and bgstats formats; the JSON gives every time in UTC")
+        if not exporting.acquire(blocking=False):
+            raise api_error(503, f"{EXPORTS_AT_ONCE} exports are being made already; try again in a moment")
+        try:
+            got = history.export(**chosen, limit=limit, offset=offset)
+        finally:
+            exporting.release()
+        headers = {"Content-Disposition": f'attachment; filename="{EXPORT_NAMES[fmt]}"',
+                   "X-Plays-Total": str(got["total"]), "X-Plays-Offset": str(offset),
+                   "X-Plays-Count": str(len(got["plays"]))}
+        if offset + len(got["plays"]) < got["total"]:
+            headers["X-Plays-Next-Offset"] = str(offset + len(got["plays"]))
+        if fmt == "csv":
+            # streamed from the plays already described: the spreadsheet's UTF-8 mark first
+            body: Any = exports.csv_chunks(got["plays"], tz, bom=True)
+        elif fmt == "json":
+            body = app.json.dumps({k: got[k] for k in ("total", "offset", "limit", "plays")}, ensure_ascii=False)
+        else:
+            body = app.json.dumps(exports.bgstats(got["plays"], store=got["store"], firsts=got["firsts"], tz=tz,
+                                                  location=location, total=got["total"], offset=offset),
+                                  ensure_ascii=False)
+        return Response(body, mimetype=None, content_type=EXPORT_TYPES[fmt], headers=headers)
 
     @app.get("/api/plays/<play_id>")
     @read

@@ -115,6 +115,41 @@ def test_filters_by_game_and_player(browser, nights):
         context.close()
 
 
+def test_the_plays_shown_download_for_a_spreadsheet_and_for_bg_stats(browser, nights):
+    import csv
+    import io
+
+    context = browser.new_context(viewport=SIZES[0], timezone_id="Europe/Berlin", accept_downloads=True)
+    page = context.new_page()
+    page.requests = []
+    page.on("request", lambda r: page.requests.append(r.url))
+    try:
+        page.goto(nights.url + "/")
+        page.wait_for_selector("#conn.ok", timeout=10000)
+        page.click("#btn-history")
+        page.wait_for_selector(".hist-play", timeout=20000)
+        page.select_option(".hist-filters select >> nth=0", "risk")
+        want = {g for g, t in nights.truth.items() if t.game == "risk"}
+        wait_for_js(page, f"document.querySelectorAll('.hist-play').length === {len(want)}")
+        page.wait_for_selector("[data-export=csv][href*='game=risk']")
+        with page.expect_download() as got:
+            page.click("[data-export=csv]")
+        assert got.value.suggested_filename == "plays.csv"
+        rows = list(csv.DictReader(io.StringIO(open(got.value.path(), encoding="utf-8-sig").read(), newline="")))
+        assert {int(r["play_id"]) for r in rows} == want and {r["game"] for r in rows} == {"risk"}
+        # in the tablet's own zone (CET, or CEST for a night whose Pi clock was not set and said summer)
+        assert all(r["start"].endswith(("+01:00", "+02:00")) for r in rows if r["start"])
+        assert any(r["start"].endswith("+01:00") for r in rows if r["start_quality"] == "synced")
+        with page.expect_download() as got:
+            page.click("[data-export=bgstats]")
+        doc = json.loads(open(got.value.path(), encoding="utf-8").read())
+        assert len(doc["plays"]) == len(want) and [g["name"] for g in doc["games"]] == ["Risk: Balance of Power"]
+        fits(page, SIZES[0], "plays-export")
+        only_the_daemon(page, nights)
+    finally:
+        context.close()
+
+
 def test_new_game_offers_earlier_names(browser, nights):
     context = browser.new_context(viewport=SIZES[2])
     page = context.new_page()

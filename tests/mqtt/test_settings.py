@@ -26,6 +26,7 @@ def test_defaults_and_topics():
     assert P.state_topic(cfg) == "companion/main/t1/state"
     assert P.event_topic(cfg) == "companion/main/t1/event"
     assert P.availability_topic(cfg) == "companion/main/t1/availability"
+    assert P.plays_topic(cfg) == "companion/main/t1/plays"
 
 
 def test_password_is_not_in_repr():
@@ -144,15 +145,62 @@ def test_discovery_configs():
     for topic, payload in msgs:
         cfg = json.loads(payload)
         ids.add(cfg["unique_id"])
-        assert cfg["state_topic"] == "companion/club/t1/state"
+        summary = cfg["unique_id"].endswith(("_last_winner", "_plays_this_month"))
+        assert cfg["state_topic"] == ("companion/club/t1/plays" if summary else "companion/club/t1/state")
         assert cfg["availability"][0] == {"topic": "companion/club/t1/availability"}
         assert cfg["device"]["identifiers"] == ["companion_club_t1"] and cfg["device"]["name"] == "Window table"
         assert "{{" in cfg["value_template"]
         if cfg.get("json_attributes_template"):
-            assert cfg["json_attributes_topic"] == "companion/club/t1/state"
+            assert cfg["json_attributes_topic"] == cfg["state_topic"]
     assert len(ids) == len(msgs)
     names = {json.loads(p)["name"] for _, p in msgs}
     assert {"Game", "Whose turn", "Scores", "Arm torque", "Tip margin", "Arm tipped", "Seat 1 score"} <= names
+    assert {"Last winner", "Plays this month"} <= names
+
+
+SUMMARY = {"plays": 41, "finished": 36, "month": "2025-01", "plays_this_month": 9,
+           "last": {"play_id": 812, "game": "risk", "title": "Risk: Balance of Power", "winners": ["Ann", "Zoë"],
+                    "ended": "elimination", "at": "2025-01-31T21:02:11+00:00", "quality": "synced"}}
+
+
+def render(template, payload):
+    """A Home Assistant template, rendered as HA does for an MQTT entity (value_json is the payload)."""
+    import jinja2
+
+    return jinja2.Environment().from_string(template).render(value_json=json.loads(payload)).strip()
+
+
+def test_the_plays_summary_and_its_home_assistant_sensors():
+    payload = P.dumps(P.plays_payload(SUMMARY, CFG))
+    body = json.loads(payload)
+    assert body == {"hall": "club", "table": "t1", "name": "Window table", **SUMMARY}
+    configs = {json.loads(p)["unique_id"].removeprefix("companion_club_t1_"): json.loads(p)
+               for _, p in P.discovery_messages(CFG)}
+    winner, month = configs["last_winner"], configs["plays_this_month"]
+    assert render(winner["value_template"], payload) == "Ann & Zoë"
+    assert json.loads(render(winner["json_attributes_template"], payload)) == {
+        "game": "Risk: Balance of Power", "ended": "elimination", "at": "2025-01-31T21:02:11+00:00",
+        "time_quality": "synced"}
+    assert render(month["value_template"], payload) == "9"
+    assert json.loads(render(month["json_attributes_template"], payload)) == {"month": "2025-01", "plays": 41,
+                                                                              "finished": 36}
+    # a draw, no finished play yet, the Pi's clock not set
+    draw = P.dumps(P.plays_payload({**SUMMARY, "last": {**SUMMARY["last"], "winners": []}}, CFG))
+    assert render(winner["value_template"], draw) == "nobody"
+    none = P.dumps(P.plays_payload({**SUMMARY, "last": None, "month": None, "plays_this_month": None}, CFG))
+    assert render(winner["value_template"], none) == "None" and render(month["value_template"], none) == "None"
+    assert render(winner["json_attributes_template"], none) == "{}"
+
+
+def test_this_month_is_unknown_while_the_pis_clock_is_not_set():
+    from datetime import datetime, timezone
+
+    from companion.mqtt.publisher import this_month
+
+    now = datetime(2026, 3, 14, 12, 0, tzinfo=timezone.utc)
+    assert this_month(now, False) is None
+    local = now.astimezone()
+    assert this_month(now, True) == this_month(now, None) == (local.year, local.month)
 
 
 def test_hall_board_ignores_bad_messages():

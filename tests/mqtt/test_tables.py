@@ -175,3 +175,49 @@ def test_a_clean_stop_publishes_what_is_pending_then_offline(broker, tables, wat
     wait_until(lambda: [json.loads(p)["seq"] for p in w.on(f"companion/{HALL}/t1/event")]
                == list(range(first, t.host.seq + 1)), what="every event of the burst, in order")
     assert t.publisher.status()["state"] == "disconnected"
+
+
+def test_the_plays_summary_follows_the_games(broker, tables, watchers, tmp_path):
+    """The retained plays topic: published once the history is built, and again when a game ends (the winner) and
+    when a new one starts; made for the month the publisher's clock says, None while the Pi's clock is not set."""
+    from datetime import datetime, timezone
+
+    from companion.simulation import plays as sim
+
+    sim.write_store(tmp_path / "t1.sqlite3", sim.make_plays(8, seed=4), seed=4)   # its first night synced
+    t = tables(broker.port, "t1", start=False)
+    synced = [True]
+    t.publisher.wall = lambda: (datetime(2025, 1, 20, 12, tzinfo=timezone.utc), synced[0])
+    t.publisher.start()
+    topic = f"companion/{HALL}/t1/plays"
+    w = watchers(broker.port, [topic])
+    first = json.loads(wait_until(lambda: w.last(topic), what="the retained plays summary"))
+    expected = t.companion.history.summary((2025, 1))
+    assert first == {"hall": HALL, "table": "t1", "name": "t1", **expected}
+    assert first["plays"] == 8 and first["month"] == "2025-01" and first["plays_this_month"] > 0
+    host = t.host
+    host.new_game("risk", {"players": ["Ann", "Bob"], "capitals": {"Ann": "Germany", "Bob": "Poland"}})
+    wait_until(lambda: json.loads(w.last(topic))["plays"] == 9, what="the new game counted")
+    who = host.snapshot()["view"]["turn"]["player"]
+    loser = "Bob" if who == "Ann" else "Ann"
+    own, their = ("Germany", "Poland") if who == "Ann" else ("Poland", "Germany")
+    host.act({"type": "set_counts", "player": who, "territories": 12})
+    host.act({"type": "set_counts", "player": loser, "territories": 1})
+    host.act({"type": "attack", "defender": loser, "attackers": 5, "defenders": 1, "from": own, "to": their})
+    host.act({"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]})
+    assert host.snapshot()["view"]["over"]
+    last = wait_until(lambda: (json.loads(w.last(topic))["last"] or {}).get("play_id") == host.game_id
+                      and json.loads(w.last(topic))["last"], what="the game's winner published")
+    assert last["winners"] == [who] and last["game"] == "risk" and last["ended"] == "elimination"
+    # the Pi's clock found not set: the month is not known, nothing is counted in it
+    synced[0] = False
+    host.new_game("balance_duels", {"players": 2, "names": ["Cy", "Dee"]})
+    after = wait_until(lambda: json.loads(w.last(topic))["plays"] == 10 and json.loads(w.last(topic)),
+                       what="the summary without a month")
+    assert after["month"] is None and after["plays_this_month"] is None and after["last"] == last
+    # a moment's events do not republish it: only a game's start or end, the month or a new link
+    count = len(w.on(topic))
+    host.act({"type": "roll", "value": 3})
+    w.sync()
+    time.sleep(0.5)
+    assert len(w.on(topic)) == count

@@ -136,6 +136,15 @@
     if (filters.until) { const d = new Date(filters.until + "T00:00:00"); d.setDate(d.getDate() + 1); q.set("until", d.toISOString()); }
     return "/api/plays?" + q.toString();
   }
+  function exportLink(format, text) {
+    // the plays the filters show, every one of them (up to the export's 10,000), times in the tablet's zone
+    const q = new URLSearchParams(query(0).split("?")[1]);
+    q.delete("limit"); q.delete("offset");
+    q.set("format", format);
+    const zone = (Intl.DateTimeFormat().resolvedOptions() || {}).timeZone;
+    if (zone && /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+){0,2}$/.test(zone)) q.set("tz", zone);
+    return el("a", { class: "btn", href: "/api/plays/export?" + q.toString(), download: "", "data-export": format }, text);
+  }
   async function showPlays() {
     const body = $("hist-body");
     const people = await get("/api/people?limit=200").catch(() => ({ people: [] }));
@@ -162,7 +171,9 @@
       count.textContent = `${shown.length} of ${next.total} plays`;
     } }, "Show more");
     const count = el("p", { class: "small" }, total ? `${shown.length} of ${total} plays` : "No plays match.");
-    body.replaceChildren(form, count, list, more);
+    const download = total ? el("p", { class: "hist-export" }, "Download these plays: ", exportLink("csv", "CSV"), " ",
+      exportLink("bgstats", "BG Stats")) : null;
+    body.replaceChildren(form, count, list, more, download || "");
     paint(body);
   }
   function playRow(p) {

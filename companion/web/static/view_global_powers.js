@@ -433,7 +433,21 @@
     return box;
   }
 
-  function setupPanel(view, send) {
+  /* A die for each tied party, rolled again until one is highest: {party: die}. */
+  function tieRolls(api, tied) {
+    function once(left) {
+      return api.roll(tied.length).then(function (values) {
+        var rolls = {};
+        tied.forEach(function (p, i) { rolls[p] = values[i]; });
+        var best = Math.max.apply(null, values);
+        var top = values.filter(function (v) { return v === best; }).length;
+        return top === 1 || left <= 0 ? rolls : once(left - 1);
+      });
+    }
+    return once(20);
+  }
+
+  function setupPanel(view, api, send) {
     var box = h("section", { "class": "gp-panel" }, h("h2", {}, "Set-up"));
     if (view.next_auction) {
       var offers = {};
@@ -448,9 +462,16 @@
       box.appendChild(h("p", {}, la.region + ": placed " + (Object.keys(la.placed).map(function (p) { return p + " " + la.placed[p]; }).join(", ") || "nobody") +
         (la.to_mauritius ? "; " + la.to_mauritius + " sends one to Mauritius" : "")));
     }
-    var first = select("first", [["", "weakest party"]].concat(names(view)), "");
+    // the weakest party starts; when several are tied (all of them, if the auction was skipped) the dice decide
+    var tied = view.weakest || [];
+    var first = select("first", [["", tied.length > 1 ? "weakest party (tied: the dice decide)" : "weakest party"]].concat(names(view)), "");
     box.appendChild(h("div", { "class": "gp-row" }, [field("First player", first),
-      button("Start the game", function () { var a = { type: "start" }; if (first.value) a.first = first.value; send(a); }, { "class": "gp-btn gp-primary" })]));
+      button("Start the game", function () {
+        var a = { type: "start" };
+        if (first.value) { a.first = first.value; return send(a); }
+        if (tied.length < 2) return send(a);
+        return tieRolls(api, tied).then(function (rolls) { a.tie_rolls = rolls; return send(a); }).catch(send.fail);
+      }, { "class": "gp-btn gp-primary" })]));
     return box;
   }
 
@@ -644,7 +665,7 @@
     ]);
     root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
-    if (view.phase === "setup") root.appendChild(setupPanel(view, send));
+    if (view.phase === "setup") root.appendChild(setupPanel(view, api, send));
     if (view.phase === "evaluation" && view.evaluation) root.appendChild(evaluationPanel(view, send, rerender));
     if (view.phase === "play" && view.turn) {
       var t = view.turn;

@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from contextlib import nullcontext
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, Iterator, Mapping
 
 from companion.foundation import strict_json
 from companion.foundation.clock import Clock
 from companion.games.base import Engine, RuleError
+from companion.games.refusals import in_words
 from companion.store import Event, EventStore
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,8 @@ class GameHost:
         _finite(action, "action")
         with self._gate:
             with self._lock:
-                new_state = self.engine.act(self._states[-1], action)
+                with _in_words(self.game):
+                    new_state = self.engine.act(self._states[-1], action)
                 ev = self._commit(self.game_id, "action", {"action": dict(action)}, source)
                 self._states.append(new_state)
                 self._labels.append(_label(action))
@@ -133,7 +135,8 @@ class GameHost:
         options = dict(options or {})
         _finite(options, "options")
         engine = self.engines[game]
-        state = engine.new(options)
+        with _in_words(game):
+            state = engine.new(options)
         with self._gate:
             with self._lock:
                 ev = self._commit(None, "new_game", {"game": game, "options": options}, source)
@@ -177,7 +180,7 @@ class GameHost:
         try:
             states = [engine.new(options)]
         except RuleError as exc:
-            raise RuleError(f"line 1: {exc}") from None
+            raise RuleError(f"line 1: {in_words(str(exc), game)}") from None
         labels = ["new game"]
         steps: list[tuple[str, dict]] = []
         for n, ev in enumerate(events[1:], start=2):
@@ -195,7 +198,7 @@ class GameHost:
             try:
                 states.append(engine.act(states[-1], action))
             except RuleError as exc:
-                raise RuleError(f"line {n}: {exc}") from None
+                raise RuleError(f"line {n}: {in_words(str(exc), game)}") from None
             labels.append(_label(action))
             steps.append(("action", {"action": dict(action)}))
         with self._gate:
@@ -291,6 +294,15 @@ class GameHost:
                 cb()
             except Exception:  # a listener (LEDs, the simulated table) must not break the game
                 log.exception("change listener %r failed", cb)
+
+
+@contextmanager
+def _in_words(game: str) -> Iterator[None]:
+    """A refusal of the rules, re-raised in the players' words (the engines name the keys of actions and options)."""
+    try:
+        yield
+    except RuleError as exc:
+        raise RuleError(in_words(str(exc), game)) from None
 
 
 def _finite(value: Any, where: str) -> None:

@@ -28,7 +28,7 @@
   let online = false;
   // the button a request came from: busy until its answer, and where its error is shown
   let tapped = null;
-  let lastTap = null;          // the last control tapped, and when: where a refusal of what it set going is shown
+  let lastTap = null;          // the last control tapped, and when
   document.addEventListener("click", (ev) => {
     const control = ev.target.closest ? ev.target.closest("button") : null;
     tapped = control;
@@ -52,19 +52,16 @@
   }
 
   // ---------------------------------------------------------------- the page explains itself
-  // Every view shares these two: a refusal (a 4xx answer to a tap, or a check of the page's own) is shown beside the
-  // control that was tapped, also after the view redraws itself; and a control greyed for a reason (data-why) says
-  // it beside itself, and to assistive technology (aria-describedby).
+  // for every view: a refusal beside the control tapped; a reason (data-why) beside a greyed one
   let refusal = { text: null };
-  const RECENT_TAP_MS = 15000;
-  function recentTap() { return lastTap && Date.now() - lastTap.at < RECENT_TAP_MS ? lastTap.control : null; }
+  function recentTap() { return lastTap && Date.now() - lastTap.at < 15000 ? lastTap.control : null; }
   function gameButtons() { return [...document.querySelectorAll("#game button")]; }
   function sameButtons(label) {
     return [...document.querySelectorAll("button")].filter((b) => b.textContent === label && !b.closest("dialog, .top"));
   }
   function tapError(button, err) {
     const at = button || recentTap();
-    // a dialog shows its own errors (New game, the PIN, calibration)
+    // (a dialog shows its own errors)
     if (at && at.closest("dialog")) return err;
     refuse(err, at);
     return err;
@@ -78,7 +75,7 @@
     placeRefusal();
     if (err && typeof err === "object") err.shown = true;
   }
-  // where a note goes after its control: after the list item or the row of controls it sits in, else right after it
+  // a note goes after the control's list item or row, else after the control
   function noteAfter(control) {
     const item = control.closest("li");
     if (item && item.closest("#game")) return item;
@@ -92,24 +89,19 @@
     let at = refusal.at && refusal.at.isConnected && !refusal.at.closest(".top") ? refusal.at : null;
     if (!at && refusal.key) at = sameButtons(refusal.key.label)[refusal.key.nth] || null;
     if (!at && refusal.key && refusal.key.index >= 0) {
-      // redrawn with another label (another pawn chosen, say): the button in the same place of the same row
+      // relabelled by a redraw: the button in the same place of the same row
       const there = gameButtons()[refusal.key.index];
       if (there && there.parentElement && there.parentElement.className === refusal.key.row) at = there;
     }
     let shown = slot;
+    slot.textContent = "⚠ " + refusal.text;
+    slot.hidden = !!at;      // no such control now: the header says it
     if (at) {
       refusal.at = at;
       const after = noteAfter(at);
-      if (!refusal.note) refusal.note = el("p", { class: "tap-error", role: "alert" }, "⚠ " + refusal.text);
-      if (!refusal.note.isConnected || refusal.note.previousElementSibling !== after) after.after(refusal.note);
-      slot.hidden = true;
-      shown = refusal.note;
-    } else {
-      // the control is gone (or it is in the header): the header, which is always in view, says it
-      if (refusal.note) refusal.note.remove();
-      slot.textContent = "⚠ " + refusal.text;
-      slot.hidden = false;
-    }
+      shown = refusal.note = refusal.note || el("p", { class: "tap-error", role: "alert" }, slot.textContent);
+      if (!shown.isConnected || shown.previousElementSibling !== after) after.after(shown);
+    } else if (refusal.note) refusal.note.remove();
     if (!refusal.scrolled) {
       refusal.scrolled = true;
       const box = shown.getBoundingClientRect();
@@ -124,11 +116,11 @@
   }
   let whyCount = 0;
   function explain() {
-    const greyed = [...document.querySelectorAll("button:disabled, select:disabled, input:disabled, textarea:disabled")]
+    const greyed = [...document.querySelectorAll("button:disabled, select:disabled, input:disabled")]
       .filter((c) => c.getAttribute("aria-busy") !== "true" && c.dataset.why);
     for (const c of greyed) {
       const why = c.dataset.why;
-      // a run of greyed controls side by side with the same reason shares one note, after the last of them
+      // greyed neighbours with one reason share one note
       let last = c;
       for (let n = c.nextElementSibling; n && n.matches(":disabled") && n.dataset.why === why; n = n.nextElementSibling) last = n;
       let note = last.nextElementSibling;
@@ -141,24 +133,17 @@
         c.dataset.whyNote = note.id;
       }
     }
-    // a control no longer greyed: its note goes
     document.querySelectorAll("[data-why-note]").forEach((c) => {
-      if (greyed.includes(c)) return;
-      const note = document.getElementById(c.dataset.whyNote);
-      describedBy(c, c.dataset.whyNote, null);
-      delete c.dataset.whyNote;
-      if (note && !greyed.some((g) => g.dataset.whyNote === note.id)) note.remove();
+      if (!greyed.includes(c)) { describedBy(c, c.dataset.whyNote, null); delete c.dataset.whyNote; }
     });
-    document.querySelectorAll(".why").forEach((note) => {
-      if (!greyed.some((g) => g.dataset.whyNote === note.id)) note.remove();
-    });
+    document.querySelectorAll(".why").forEach((n) => { if (!greyed.some((g) => g.dataset.whyNote === n.id)) n.remove(); });
   }
   function describedBy(control, old, id) {
     const ids = (control.getAttribute("aria-describedby") || "").split(/\s+/).filter((x) => x && x !== old);
     if (id) ids.push(id);
     if (ids.length) control.setAttribute("aria-describedby", ids.join(" ")); else control.removeAttribute("aria-describedby");
   }
-  // views redraw themselves (a tab chosen, a stepper pressed): the notes follow every change of the page
+  // views redraw themselves: the notes follow every change
   let explaining = false;
   const watcher = new MutationObserver(() => {
     if (explaining) return;
@@ -166,7 +151,7 @@
     queueMicrotask(() => {
       try {
         explain();
-        if (refusal.text) placeRefusal();     // (a no-op while the note is where it belongs)
+        if (refusal.text) placeRefusal();
       } finally { watcher.takeRecords(); explaining = false; }
     });
   });
@@ -211,9 +196,9 @@
     roll: (n) => post("/api/dice", { n: n || 1 }).then((d) => d.values),
     undo: () => post("/api/undo"),
     map: (game, add) => post(`/api/map/${game}`, { add }),
-    // a view's own check, refused before anything is sent: shown as the daemon's refusals are, beside the control tapped
+    // a view's own check, shown as the daemon's refusals are
     refuse: (err, control) => refuse(err, control || recentTap()),
-    // the end of a view's request chain: a refusal is already beside its control, anything else is said there too
+    // the end of a view's request chain
     refused: (err) => { if (!(err && err.shown)) refuse(err, recentTap()); },
   };
   window.companionApi = api;
@@ -271,7 +256,7 @@
       if (s.live) { live = s.live; renderLive(); }
       return;
     }
-    // a refusal belongs to the state it was tapped in: a new state (from here, another tablet or the buttons) drops it
+    // a refusal belongs to the state it was tapped in
     if (refusal.text && (refusal.seq !== s.seq || refusal.game !== s.game_id)) clearRefusal();
     state = s;
     lastSeq = s.seq;
@@ -327,7 +312,7 @@
       turn.replaceChildren(swatch(mover), el("span", {}, `${mover.name}'s turn`));
       turn.style.borderColor = mover.colour;
     }
-    // Undo says what it takes back (or why there is nothing to take back) right under the buttons
+    // Undo says what it takes back
     const undo = $("btn-undo");
     undo.disabled = !state.can_undo;
     const undoing = state.can_undo && state.undo_text ? `Undo: ${state.undo_text}` : null;
@@ -394,11 +379,10 @@
     return svg;
   }
 
-  // who did what, in the players' words (the daemon tells each event: state.log, newest last)
+  // who did what, as the daemon tells it (state.log, newest last)
   function renderLog() {
     const entries = state.log || [];
-    const source = { page: "from the page", button: "by the buttons", sensor: "seen by the sensors", demo: "the demo",
-      startup: "at start-up", replay: "replayed" };
+    const source = { page: "from the page", button: "by the buttons", sensor: "by the sensors" };
     $("log").replaceChildren(...entries.slice().reverse().map((e) =>
       el("li", { class: e.kind === "undo" ? "undone" : null }, e.text, " ",
         el("span", { class: "src" }, `#${e.seq} · ${source[e.source] || e.source}`))));
@@ -435,7 +419,7 @@
       nb.replaceChildren(...notes.map((n) => el("p", {}, "⚠ " + n)));
     }
     document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
-    // hints, in their own line under the prompt (kept for the arm's game, so that they move nothing as they come and go)
+    // hints, in their own line
     const choice = $("button-choice");
     choice.hidden = !live.selection_label;
     choice.textContent = live.selection_label ? `buttons: ▶ ${live.selection_label}` : "";
@@ -477,7 +461,6 @@
       parts.push(el("p", { class: "sensing-warn" }, "⚠ " + text));
       if (details) parts.push(el("details", { class: "sensing-details small" }, el("summary", {}, "Sensor figures"), el("p", {}, details)));
     };
-    // (the players' pace: they need not wait for the companion, so it says what it is still doing, among the hints)
     if (!q && live.candidates && live.candidates.length) {
       parts.push(el("p", { class: "sensing-q" }, "Not sure yet. Which move was it?"));
       parts.push(el("div", { class: "bd-controls" }, live.candidates.map((label, i) => el("button", {
@@ -810,7 +793,7 @@
         el("b", {}, (step.done ? "✓ " : "") + step.title), el("p", { class: "small" }, step.instructions),
         holder,
         busy ? el("progress", { max: 1, value: st.progress.fraction }) : el("button", { class: "btn", type: "button", disabled: !!st.capturing,
-          "data-why": st.capturing ? "another step is capturing; it ends in a few seconds" : null,
+          "data-why": st.capturing ? "another step is capturing" : null,
           onclick: () => calAction("begin", { step: step.id, mass_g: Number($("cal-mass").value), holder: holder && holder.value ? holder.value : undefined }) }, step.done ? "Again" : "Begin"),
         step.result && !step.done ? el("p", { class: "error" }, step.result.message) : null);
     })));

@@ -8,7 +8,7 @@
   var LABEL = { king: "King", general: "General", banker: "Banker" };
   var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
   var seenView = null;
-  var pageApi = null;      // the shared page's api: a check of the page's own is refused through it
+  var pageApi = null;
   var typed = {};          // what is typed in the fields, kept on a redraw of the same state (after an error, say)
   var chosen = { pawn: "general", kind: "move" };
   var neutralFor = null;   // whose neutral empires are shown
@@ -39,7 +39,7 @@
     return node;
   }
 
-  /* A refusal shows beside the button tapped, and a greyed one says why (data-why): both by the shared page (app.js). */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
     var attrs = { type: "button", "class": "bp-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });

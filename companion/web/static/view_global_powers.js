@@ -19,7 +19,7 @@
   var selectedApplication = "sanction";
   // what the table is filling in for the state on screen: dropped when a new state arrives
   var seenView = null;
-  var pageApi = null;      // the shared page's api: a check of the page's own is refused through it
+  var pageApi = null;
   var draft = {};          // the evaluation's choices (order on a tie, winner, sources, discards)
   var pendingWar = null;   // a war whose dice gave a coalition new politicians to share out
   var correcting = null;   // the party shown in the correction form, and whether the form is open
@@ -48,7 +48,7 @@
     return node;
   }
 
-  /* A refusal shows beside the button tapped, and a greyed one says why (data-why): both by the shared page (app.js). */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
     var attrs = { type: "button", "class": "gp-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });

@@ -49,15 +49,13 @@
       class: "imp-btn" + (o.primary ? " imp-primary" : "") + (o.small ? " imp-small" : ""),
       type: "button",
       disabled: o.disabled || null,
-      // a greyed button says why beside itself (the shared page draws the note from data-why)
-      "data-why": o.disabled && o.why ? o.why : null,
+        "data-why": o.disabled && o.why ? o.why : null,
       title: o.title || null,
       "aria-label": o.aria || null,
       onclick: action ? () => send(api, action) : o.onclick,
     }, label);
   }
 
-  // a refusal is shown beside the button tapped, by the shared page (app.js)
   function send(api, action) {
     return api.act(action).catch(api.refused);
   }
@@ -146,11 +144,6 @@
     return svg;
   }
 
-  function moverPlayer(view) {
-    const n = view.nations.find((x) => x.id === view.to_move);
-    return (n && n.government) || "the government";
-  }
-
   function rondelButtons(view, api) {
     if (view.phase !== "rondel") return null;
     const mover = view.to_move;
@@ -167,7 +160,7 @@
       return button(h("span", {}, h("strong", {}, spaces[o.target]), h("span", { class: "imp-note" }, notes.join(" · "))),
         { type: "rondel", nation: mover, target: o.target }, api, { disabled: o.blocked || o.shortfall > 0,
           why: o.blocked ? "a Swiss bank stopped this nation from passing Investor" :
-            `${moverPlayer(view)} is short ${money(o.shortfall)} for this move` });
+            `${view.acting_player} is short ${money(o.shortfall)}` });
     }));
   }
 
@@ -196,7 +189,7 @@
               { disabled: short, why: `a factory costs ${money(5)}; ${nation.name}'s treasury has ${money(nation.treasury)}` });
           }),
           button("Build nothing", { type: "skip" }, api)));
-        // the way out, where the greyed buttons are: any player may give personal cash to the treasury
+        // the way out, beside the greyed builds
         if (short) box.append(giftForm(view, api, { nation: nation.id, player: giver(view, nation, 5 - nation.treasury),
           amount: 5 - nation.treasury, title: `Give personal cash to ${nation.name}'s treasury` }));
         break;
@@ -446,7 +439,7 @@
     return s;
   }
 
-  // who is offered first to give a treasury what it lacks: its government if it can, else whoever shows the most cash
+  // who gives first: the government if it can, else the richest shown
   function giver(view, nation, need) {
     const gov = view.players.find((p) => p.name === nation.government);
     if (gov && gov.cash !== null && gov.cash >= need) return gov.name;
@@ -454,7 +447,6 @@
     return shown.length && shown[0].cash >= need ? shown[0].name : nation.government;
   }
 
-  // a player gives personal cash to a treasury: in the table tools, and where a treasury is short of what it needs
   function giftForm(view, api, gift) {
     const players = view.players.map((p) => [p.name, p.name]);
     const nations = view.nations.map((n) => [n.id, n.name]);

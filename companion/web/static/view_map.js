@@ -43,7 +43,6 @@
     }
     function add(entry) {
       lastMessage[game] = "Saving\u2026";
-      // a refusal is shown beside the button tapped, by the shared page
       return post(entry).then(function () { say("\u2713 Saved."); }, function (err) {
         say("Nothing was saved: the reason is beside the button.");
         if (api.refused) api.refused(err);

@@ -43,7 +43,7 @@
   function pct(p) { return (100 * p).toFixed(p > 0.001 && p < 0.999 ? 1 : 0) + "%"; }
   function show(v) { return v === null || v === undefined ? "?" : String(v); }
 
-  /* A refusal shows beside the button tapped, and a greyed one says why (data-why): both by the shared page (app.js). */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
     var attrs = { type: "button", "class": "rk-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
@@ -347,7 +347,7 @@
         }
         send(action);
       }, { disabled: !(canBuy && p.affordable), "class": "rk-btn rk-buy",
-        "data-why": !canBuy ? "rear support is bought at the start of the turn, before the new troops" :
+        "data-why": !canBuy ? "bought only at the start of a turn" :
           !p.affordable ? me.name + " has " + me.lost + " lost troops to spend" : null });
     })));
     if (view.turn.bought.length) box.appendChild(h("p", {}, "Bought this turn: " + view.turn.bought.join(", ")));

@@ -68,7 +68,16 @@ def field(action: Mapping[str, Any], key: str, kind: type | tuple[type, ...], *,
     kinds = kind if isinstance(kind, tuple) else (kind,)
     # bool is an int in Python; a JSON true must not pass as a number
     if isinstance(value, bool) and bool not in kinds:
-        raise RuleError(f"'{key}' must be {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+        raise RuleError(f"'{key}' must be {_kinds(kinds)}, not {value!r}")
     if not isinstance(value, kinds):
-        raise RuleError(f"'{key}' must be {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+        raise RuleError(f"'{key}' must be {_kinds(kinds)}, not {value!r}")
     return value
+
+
+# a JSON type as a refusal names it
+_KIND_WORDS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", list: "a list",
+               tuple: "a list", dict: "an object", type(None): "left empty"}
+
+
+def _kinds(kinds: tuple[type, ...]) -> str:
+    return " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)

@@ -172,13 +172,17 @@ def _begin_turn(state: dict[str, Any], player: str, number: int) -> None:
 
 def _weakest(state: Mapping[str, Any]) -> str | None:
     """The weakest party overall (fewest politicians in regions, then fewest in the UN, then most in Mauritius)."""
+    tied = _weakest_tied(state)
+    return tied[0] if len(tied) == 1 else None
+
+
+def _weakest_tied(state: Mapping[str, Any]) -> list[str]:
+    """Every party that ranks weakest (more than one: a tie, which the dice settle), in seating order."""
     def rank(p: str) -> tuple[int, int, int]:
         return (in_regions(state, p), state["party"][p]["un"], -state["party"][p]["mauritius"])
 
-    ordered = sorted(state["parties"], key=rank)
-    if len(ordered) > 1 and rank(ordered[0]) == rank(ordered[1]):
-        return None
-    return ordered[0]
+    low = min(rank(p) for p in state["parties"])
+    return [p for p in state["parties"] if rank(p) == low]
 
 
 def _next_party(state: Mapping[str, Any], player: str) -> str:
@@ -297,12 +301,26 @@ def _start(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     require(state["phase"] == "setup", "the game has already started")
     first = action.get("first", state["first"])
     if first is None:
-        first = _weakest(state)
-        require(first is not None, "'first': the weakest parties are tied - roll for it and name the first player")
+        first = _first_by_roll(state, action) if _weakest(state) is None else _weakest(state)
     first = party(state, first, "first")
     state["phase"] = "play"
     _begin_turn(state, first, 1)
     _check_dominance(state)
+
+
+def _first_by_roll(state: Mapping[str, Any], action: Mapping[str, Any]) -> str:
+    """The weakest parties are tied (as they all are when the auction is skipped): a die each, the highest starts."""
+    tied = _weakest_tied(state)
+    who = ", ".join(tied[:-1]) + " and " + tied[-1]
+    rolls = action.get("tie_rolls")
+    require(rolls is not None, f"{who} are tied as the weakest party: roll a die each (the highest goes first), or name the first player")
+    require(isinstance(rolls, Mapping) and sorted(rolls) == sorted(tied), f"'tie_rolls': one die for each of {who}")
+    for p, value in rolls.items():
+        require(type(value) is int and 1 <= value <= 6, f"'tie_rolls': {p}'s die shows 1 to 6, not {value!r}")
+    best = max(rolls.values())
+    top = [p for p in tied if rolls[p] == best]
+    require(len(top) == 1, f"{' and '.join(top)} both rolled {best}: roll again")
+    return top[0]
 
 
 # ---------------------------------------------------------------- turns
@@ -551,8 +569,10 @@ def _message(state: Mapping[str, Any]) -> str:
     if phase == "setup":
         if state["auctioned"] < len(REGIONS):
             return f"Set-up: auction {REGIONS[state['auctioned']]} (region {state['auctioned'] + 1} of {len(REGIONS)}), or enter the regions by hand."
-        weakest = _weakest(state)
-        return f"Set-up done: start the game ({weakest or 'roll for the first player'} goes first)."
+        tied = _weakest_tied(state)
+        if len(tied) == 1:
+            return f"Set-up done: start the game ({tied[0]} goes first)."
+        return f"Set-up done: start the game ({', '.join(tied[:-1])} and {tied[-1]} are tied as the weakest: the dice decide who goes first)."
     if phase == "evaluation":
         return "Every region has acted: run the evaluation."
     turn = state["turn"]
@@ -672,6 +692,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "regions": [_region_view(state, n, lines) for n in REGIONS],
         "regions_done": sum(1 for n in REGIONS if state["regions"][n]["done"]),
         "regions_pending": _pending_regions(state),
+        "weakest": _weakest_tied(state) if state["phase"] == "setup" else [],
         "next_auction": REGIONS[state["auctioned"]] if state["phase"] == "setup" and state["auctioned"] < len(REGIONS) else None,
         "supply": {c: pool(state, c) for c in CHIPS},
         "supply_total": dict(SUPPLY),

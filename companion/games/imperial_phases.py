@@ -65,6 +65,10 @@ def _expected(state: State) -> str:
             f"interest; a Swiss bank ({banks}) may donate that and then block, or allow"
         )
     if state.phase == FACTORY:
+        if mover.treasury < FACTORY_PRICE:
+            # the next thing the table can do: fill the treasury (any player may give it cash), or skip
+            return (f"{who}: a factory costs {FACTORY_PRICE} million and the treasury has {mover.treasury}; "
+                    f"a player may give it the {FACTORY_PRICE - mover.treasury} missing, or skip")
         return f"{who}: build a factory for {FACTORY_PRICE} million, or skip"
     if state.phase == PRODUCTION:
         armies, fleets = _production_limits(mover)

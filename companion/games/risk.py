@@ -562,9 +562,12 @@ def _message(state: Mapping[str, Any]) -> str:
             return f"{player}: enter territory and city counts to work out new troops."
         return f"{player}: turn in cards if you wish, then take your new troops."
     if phase == "attack":
+        if _card_due(state):
+            # End turn waits for the card: the prompt says so, not only the greyed button
+            return f"{player}: attack again, or say which card was drawn (Cards) or take a mission, then end the turn."
         return f"{player}: attack, or take a mission and end the turn."
     if _card_due(state):
-        return f"{player}: draw your card, then end the turn."
+        return f"{player}: say which card was drawn (Cards), then end the turn."
     return f"{player}: move troops once if you wish, then end the turn."
 
 

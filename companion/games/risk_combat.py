@@ -133,7 +133,7 @@ def _attack(state: dict[str, Any], action: Mapping[str, Any]) -> None:
 
 def _dice_list(action: Mapping[str, Any], key: str, most: int) -> list[int]:
     values = field(action, key, list)
-    require(1 <= len(values) <= most, f"'{key}': roll 1 to {most} dice here, not {len(values)}")
+    require(1 <= len(values) <= most, f"'{key}': roll 1 to {most} dice, not {len(values)}")
     for v in values:
         require(type(v) is int and 1 <= v <= 6, f"'{key}': {v!r} is not a die value 1-6")
     return values

@@ -14,18 +14,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from contextlib import nullcontext
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, Iterator, Mapping
 
 from companion.foundation import strict_json
 from companion.foundation.clock import Clock
 from companion.games import plays
 from companion.games.base import Engine, RuleError
+from companion.games.narration import describe
+from companion.games.refusals import in_words
 from companion.store import Event, EventStore
 
 log = logging.getLogger(__name__)
 RECENT_EVENTS = 500      # kept in memory for resuming event streams
 SCORE_POINTS = 400       # points kept for the score history chart
+LOG_SHOWN = 40           # the newest entries of the game's log in every snapshot (who did what, in words)
 HUMAN_SOURCES = ("page", "button")  # changes that pause the simulated demo game
 
 
@@ -68,20 +71,38 @@ class GameHost:
             raise RuleError(f"the stored game {game_id} is of an unknown kind {game!r}")
         engine = self.engines[game]
         try:
-            folded = plays.fold(engine, first.body.get("options", {}), events[1:])
+            states = [engine.new(first.body.get("options", {}))]
         except RuleError as exc:
             raise _StoredGameRefused(f"the stored game {game_id} could not be replayed, so a new game was started "
                                      f"(the old one is still in the log): {exc}") from None
-        for msg in folded.problems:
-            log.warning(msg)
-        self.problems.extend(folded.problems)
-        states, labels = folded.states, folded.labels
+        labels: list[str] = ["new game"]
+        texts: list[str | None] = [None]
+        entries = [_entry(first, _new_game_text(engine, first.body.get("options", {})))]
+        for ev in events[1:]:
+            if ev.kind == "action":
+                try:
+                    states.append(engine.act(states[-1], ev.body["action"]))
+                    labels.append(_label(ev.body["action"]))
+                    texts.append(describe(game, states[-2], ev.body["action"], states[-1]))
+                    entries.append(_entry(ev, texts[-1]))
+                except (RuleError, KeyError, TypeError) as exc:
+                    # an event that no longer applies (e.g. the rules engine changed): show it, keep the rest
+                    msg = f"event {ev.seq} could not be replayed and was skipped: {exc}"
+                    log.warning(msg)
+                    self.problems.append(msg)
+                    entries.append(_entry(ev, "skipped: it no longer applies"))
+            elif ev.kind == "undo" and len(states) > 1:
+                states.pop()
+                labels.pop()
+                entries.append(_entry(ev, _undo_text(texts.pop())))
         self.game_id = game_id
         self.game = game
         self.options = dict(first.body.get("options", {}))
         self.engine = engine
         self._states = states
         self._labels = labels
+        self._texts = texts
+        self._log = entries
         self._scores = self._score_history()
         self._recent.extend(events[-RECENT_EVENTS:])
         self._snapshot = None
@@ -107,10 +128,14 @@ class GameHost:
         _finite(action, "action")
         with self._gate:
             with self._lock:
-                new_state = self.engine.act(self._states[-1], action)
+                with _in_words(self.game):
+                    new_state = self.engine.act(self._states[-1], action)
+                text = describe(self.game, self._states[-1], action, new_state)
                 ev = self._commit(self.game_id, "action", {"action": dict(action)}, source)
                 self._states.append(new_state)
                 self._labels.append(_label(action))
+                self._texts.append(text)
+                self._log.append(_entry(ev, text))
                 self._scores.append(self.engine.scores(new_state))
                 del self._scores[:-SCORE_POINTS]
             self._committed(ev)
@@ -125,6 +150,7 @@ class GameHost:
                 ev = self._commit(self.game_id, "undo", {"undoes": self._labels[-1]}, source)
                 self._states.pop()
                 self._labels.pop()
+                self._log.append(_entry(ev, _undo_text(self._texts.pop())))
                 self._scores = self._score_history()
             self._committed(ev)
         self._notify()
@@ -136,7 +162,8 @@ class GameHost:
         options = dict(options or {})
         _finite(options, "options")
         engine = self.engines[game]
-        state = engine.new(options)
+        with _in_words(game):
+            state = engine.new(options)
         with self._gate:
             with self._lock:
                 ev = self._commit(None, "new_game", {"game": game, "options": options}, source)
@@ -146,6 +173,8 @@ class GameHost:
                 self.engine = engine
                 self._states = [state]
                 self._labels = ["new game"]
+                self._texts = [None]
+                self._log = [_entry(ev, _new_game_text(engine, options))]
                 self._scores = [engine.scores(state)]
                 self.problems = []
             self._committed(ev)
@@ -180,8 +209,10 @@ class GameHost:
         try:
             states = [engine.new(options)]
         except RuleError as exc:
-            raise RuleError(f"line 1: {exc}") from None
+            raise RuleError(f"line 1: {in_words(str(exc), game)}") from None
         labels = ["new game"]
+        texts: list[str | None] = [None]
+        told = [_new_game_text(engine, options)]
         steps: list[tuple[str, dict]] = []
         for n, ev in enumerate(events[1:], start=2):
             if not isinstance(ev, Mapping) or ev.get("kind") not in ("action", "undo"):
@@ -191,6 +222,7 @@ class GameHost:
                     raise RuleError(f"line {n}: an undo with nothing to undo")
                 states.pop()
                 steps.append(("undo", {"undoes": labels.pop()}))
+                told.append(_undo_text(texts.pop()))
                 continue
             action = ev.get("body", {}).get("action") if isinstance(ev.get("body"), Mapping) else None
             if not isinstance(action, Mapping):
@@ -198,15 +230,19 @@ class GameHost:
             try:
                 states.append(engine.act(states[-1], action))
             except RuleError as exc:
-                raise RuleError(f"line {n}: {exc}") from None
+                raise RuleError(f"line {n}: {in_words(str(exc), game)}") from None
             labels.append(_label(action))
+            texts.append(describe(game, states[-2], action, states[-1]))
+            told.append(texts[-1])
             steps.append(("action", {"action": dict(action)}))
-        return self._start_from({"game": game, "options": options}, steps, engine, states, labels, source)
+        return self._start_from({"game": game, "options": options}, steps, engine, states, labels, texts, told,
+                                source)
 
     def _start_from(self, new_game: dict, steps: list[tuple[str, dict]], engine: Engine, states: list, labels: list,
-                    source: str, check: Callable[[], None] | None = None) -> Event:
+                    texts: list, told: list, source: str, check: Callable[[], None] | None = None) -> Event:
         """Write a new game and its steps in one transaction under the table lock and make it the current game
-        (`check`, if given, runs under the lock first and may refuse by raising)."""
+        (`check`, if given, runs under the lock first and may refuse by raising). `texts` says each state's action
+        in words (None for the new game), `told` each written event's line of the log."""
         with self._gate:
             with self._lock:
                 if check is not None:
@@ -223,6 +259,8 @@ class GameHost:
                 self.engine = engine
                 self._states = states
                 self._labels = labels
+                self._texts = texts
+                self._log = [_entry(ev, text) for ev, text in zip(written, told)]
                 self._scores = self._score_history()
                 self.problems = []
                 self._changed.notify_all()
@@ -267,8 +305,12 @@ class GameHost:
             if game_id == self.game_id:
                 raise RuleError(f"play {game_id} is the current game already")
 
+        states = folded.states
+        texts: list[str | None] = [None] + [describe(game, states[i], a, states[i + 1])
+                                            for i, a in enumerate(folded.actions)]
+        told = [_new_game_text(engine, options)] + texts[1:]
         return self._start_from({"game": game, "options": options, "resumes": game_id}, steps, engine,
-                                folded.states, folded.labels, source, check=not_resumed_yet)
+                                states, folded.labels, texts, told, source, check=not_resumed_yet)
 
     def use_engines(self, engines: Mapping[str, Engine]) -> None:
         """Carry on with new engines (a completed map); the game's states are plain data and stay."""
@@ -300,6 +342,9 @@ class GameHost:
                     "score_history": list(self._scores),
                     "can_undo": len(self._states) > 1,
                     "last_action": self._labels[-1] if len(self._labels) > 1 else None,
+                    # who did what, in words: what Undo takes back, and the game's log (newest last)
+                    "undo_text": self._texts[-1] if len(self._texts) > 1 else None,
+                    "log": self._log[-LOG_SHOWN:],
                     "problems": list(self.problems),
                 }
             return self._snapshot
@@ -347,12 +392,43 @@ class _StoredGameRefused(RuleError):
     """The stored game's own new_game is refused by the engine as it is now."""
 
 
+@contextmanager
+def _in_words(game: str) -> Iterator[None]:
+    """A refusal of the rules, re-raised in the players' words (the engines name the keys of actions and options)."""
+    try:
+        yield
+    except RuleError as exc:
+        raise RuleError(in_words(str(exc), game)) from None
+
+
 def _finite(value: Any, where: str) -> None:
     # whatever the source (page, button, config, a record), a NaN stored would leave every page unable to read
     # the game's events; refused here by name, below the web's own check
     problem = strict_json.non_finite(value, where)
     if problem is not None:
         raise RuleError(str(problem))
+
+
+def _entry(ev: Event, text: str | None) -> dict:
+    """One line of the page's log: the event, who did what in words, and where the change came from."""
+    return {"seq": ev.seq, "kind": ev.kind, "text": text or "", "source": ev.source}
+
+
+def _undo_text(undone: str | None) -> str:
+    return f"Undo: {undone}" if undone else "Undo"
+
+
+def _new_game_text(engine: Engine, options: Mapping[str, Any]) -> str:
+    players = options.get("players") if isinstance(options, Mapping) else None
+    names = options.get("names") if isinstance(options, Mapping) else None
+    if isinstance(names, list) and all(isinstance(n, str) for n in names):
+        who = names
+    elif isinstance(players, list):
+        who = [p if isinstance(p, str) else p.get("name") for p in players if isinstance(p, (str, Mapping))]
+    else:
+        who = []
+    who = [w for w in who if isinstance(w, str) and w]
+    return f"New game of {engine.title}" + (f": {', '.join(who)}" if who else "")
 
 
 def _label(action: Mapping[str, Any]) -> str:

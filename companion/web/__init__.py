@@ -21,6 +21,7 @@ from flask import Flask, Response, jsonify, request, send_from_directory
 from companion.foundation import strict_json
 from companion.games.base import RuleError
 from companion.games.mapdata import MapFileError
+from companion.games.refusals import in_words
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
 from companion.web.errors import install_json_errors, strict_json_app
@@ -434,7 +435,7 @@ def create_app(companion) -> Flask:
         try:
             completed = companion.complete_map(game, _body().get("add"))
         except MapFileError as exc:
-            raise ApiError(400, f"nothing was saved: {exc}") from None
+            raise ApiError(400, f"nothing was saved: {in_words(str(exc), 'map')}") from None
         return jsonify({"ok": True, "game": game, "completed": completed, "state": state_payload()})
 
     history_api.install(app, companion, change, ApiError, _body)      # the plays, people and ratings (game nights)

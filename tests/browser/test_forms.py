@@ -40,7 +40,7 @@ def wait_seq(page, table, seq):
         if state["seq"] > seq:
             return state
         page.wait_for_timeout(100)
-    shown = page.locator(".gp-error, .bp-error, .tap-error, #banner").all_inner_texts()
+    shown = page.locator(".tap-error, #banner").all_inner_texts()
     raise AssertionError(f"the page's action never reached the daemon; the page says {shown}")
 
 
@@ -97,8 +97,8 @@ def test_a_coalition_shares_its_war_gains_on_the_page(browser, table):
         page.fill("input[name=added_Ann]", "2")
         page.fill("input[name=added_Bob]", "1")
         page.click("text=Place them and record the war")
-        page.wait_for_selector(".gp-gains + .gp-error, .gp-gains .gp-error", timeout=3000)
-        assert "At most 2" in page.locator(".gp-error").inner_text()
+        page.wait_for_selector(".gp-gains + .tap-error, .gp-gains .tap-error", timeout=3000)
+        assert "At most 2" in page.locator(".tap-error").inner_text()
         assert current(table)["seq"] == seq
         page.fill("input[name=added_Bob]", "0")
         page.click("text=Place them and record the war")
@@ -162,8 +162,8 @@ def test_a_party_short_at_home_sends_from_its_regions(browser, table):
         page.wait_for_selector("details.gp-sources[open] >> text=Bob: say which regions", timeout=3000)
         seq = current(table)["seq"]
         page.get_by_role("button", name="Run the evaluation").click()
-        page.wait_for_selector(".gp-evaluation .gp-error", timeout=3000)
-        assert "Bob has 0 at home" in page.locator(".gp-error").inner_text()
+        page.wait_for_selector(".gp-evaluation .tap-error", timeout=3000)
+        assert "Bob has 0 at home" in page.locator(".tap-error").inner_text()
         assert current(table)["seq"] == seq
         page.fill("input[name='u|Bob|Russia']", "1")
         page.fill("input[name='x|Bob|Russia']", "1")
@@ -261,8 +261,8 @@ def test_a_territory_the_map_lacks_is_added_on_the_page(browser, table):
         page.fill("input[name=new_territory]", " the  normandy")
         seq = current(table)["seq"]
         page.get_by_role("button", name="Add it").click()
-        page.wait_for_selector("details.bp-panel .bp-error", timeout=3000)
-        assert "Normandy is already on the map" in page.locator(".bp-error").inner_text()
+        page.wait_for_selector("details.bp-panel .tap-error", timeout=3000)
+        assert "Normandy is already on the map" in page.locator(".tap-error").inner_text()
         assert current(table)["seq"] == seq
         page.fill("input[name=new_territory]", "Brittany")
         page.select_option("select[name=new_territory_empire]", "france")
@@ -308,7 +308,7 @@ def test_an_error_goes_when_another_tablet_changes_the_game(browser, table):
     try:
         mine = page.get_by_role("button", name="1 raw \u2192 3 economy (roll)")
         mine.click()
-        error = page.locator(".gp-error")
+        error = page.locator(".tap-error")
         error.wait_for(timeout=3000)
         assert "Japan has no raw chip" in error.inner_text()
         # beside the button tapped, not at the top of the view
@@ -317,10 +317,10 @@ def test_an_error_goes_when_another_tablet_changes_the_game(browser, table):
         page.click("text=Correct a party")
         page.select_option("details >> select[name=party]", "Bob")
         page.wait_for_selector("text=Save Bob")
-        assert page.locator(".gp-error").count() == 1
+        assert page.locator(".tap-error").count() == 1
         table.act({"type": "end_turn"})           # the next player's turn, from the button panel or another tablet
         page.wait_for_selector(".gp-turn:has-text('Turn 2')", timeout=3000)
-        assert page.locator(".gp-error, .tap-error").count() == 0
+        assert page.locator(".tap-error").count() == 0
     finally:
         context.close()
 
@@ -333,17 +333,17 @@ def test_a_balance_of_power_error_goes_with_its_state(browser, table):
         page.fill("input[name=to]", "Cornwall")
         do = page.get_by_role("button", name="Do it: General move")
         do.click()
-        error = page.locator(".bp-error")
+        error = page.locator(".tap-error")
         error.wait_for(timeout=3000)
         assert "Brian has no General in Midlands" in error.inner_text()
         assert 0 <= error.bounding_box()["y"] - do.bounding_box()["y"] < 150
         # choosing another pawn redraws the same state: the error stays where it was
         page.get_by_role("button", name="\u265A King").click()
         page.wait_for_selector("text=Do it: King move")
-        assert page.locator(".bp-error").count() == 1
+        assert page.locator(".tap-error").count() == 1
         table.act({"type": "end_turn"})
         page.wait_for_selector(".bp-turn:has-text('Fran')", timeout=3000)
-        assert page.locator(".bp-error, .tap-error").count() == 0
+        assert page.locator(".tap-error").count() == 0
     finally:
         context.close()
 
@@ -355,12 +355,12 @@ def test_a_risk_error_is_beside_the_button_and_goes_with_its_state(browser, tabl
         page.fill("input[name=from]", "Itly")               # a name off the map
         declare = page.get_by_role("button", name="Declare attack and show odds")
         declare.click()
-        error = page.locator(".rk-error")
+        error = page.locator(".tap-error")
         error.wait_for(timeout=3000)
         assert "Italy" in error.inner_text()                # the nearest name offered
         # beside the button tapped, not at the top of the view off screen
         assert 0 <= error.bounding_box()["y"] - declare.bounding_box()["y"] < 150
         table.act({"type": "set_counts", "player": "Ann", "territories": 9, "cities": 2, "troops": 20})
-        wait_for_js(page, "!document.querySelector('.rk-error')", timeout=3000)
+        wait_for_js(page, "!document.querySelector('.tap-error')", timeout=3000)
     finally:
         context.close()

@@ -222,8 +222,24 @@ def test_start_with_the_weakest_party():
     state = gp.act(state, {"type": "start"})
     assert state["turn"]["player"] == "Green"
     tied = gp.new({"players": ["Red", "Green"]})
-    with pytest.raises(RuleError, match="first"):
+    with pytest.raises(RuleError, match="tied as the weakest party: roll a die each"):
         gp.act(tied, {"type": "start"})
+
+
+def test_a_tie_for_the_weakest_party_is_rolled_for():
+    # with the auction skipped every party is as weak as the others: the dice decide, the highest starts
+    tied = gp.new({"players": ["Red", "Green", "Blue"]})
+    assert gp.view(tied)["weakest"] == ["Red", "Green", "Blue"]
+    state = gp.act(tied, {"type": "start", "tie_rolls": {"Red": 2, "Green": 6, "Blue": 5}})
+    assert state["turn"]["player"] == "Green" and state["phase"] == "play"
+    with pytest.raises(RuleError, match="Green and Blue both rolled 6: roll again"):
+        gp.act(tied, {"type": "start", "tie_rolls": {"Red": 2, "Green": 6, "Blue": 6}})
+    with pytest.raises(RuleError, match="one die for each of Red, Green and Blue"):
+        gp.act(tied, {"type": "start", "tie_rolls": {"Red": 2, "Green": 6}})
+    with pytest.raises(RuleError, match="shows 1 to 6, not 7"):
+        gp.act(tied, {"type": "start", "tie_rolls": {"Red": 2, "Green": 7, "Blue": 1}})
+    # a first player named at the table still wins over the rule
+    assert gp.act(tied, {"type": "start", "first": "Blue"})["turn"]["player"] == "Blue"
 
 
 @pytest.mark.parametrize(

@@ -439,7 +439,7 @@ def test_out_of_turn_and_malformed_actions_are_refused(three):
     cases = [
         ({"type": "rondel", "nation": "china", "target": "factory"}, "Russia's turn on the rondel, not China's"),
         ({"type": "rondel", "nation": "narnia", "target": "factory"}, "unknown nation 'narnia'"),
-        ({"type": "rondel", "nation": "russia", "target": 3}, "'target' must be str"),
+        ({"type": "rondel", "nation": "russia", "target": 3}, "'target' must be text"),
         ({"type": "rondel", "nation": "russia", "target": "beach"}, "unknown rondel space"),
         ({"type": "rondel", "nation": "russia", "target": "factory", "speed": 2}, "does not take 'speed'"),
         ({"type": "rondel", "target": "factory"}, "missing 'nation'"),
@@ -1110,9 +1110,9 @@ def test_several_players_may_hide_in_any_order_and_are_kept_in_seat_order(three)
     ("action", "words"),
     [
         ({"type": "hide_cash", "player": "Dee", "hidden": True}, "unknown player 'Dee'"),
-        ({"type": "hide_cash", "player": 3, "hidden": True}, "'player' must be str"),
-        ({"type": "hide_cash", "player": "Ann", "hidden": "yes"}, "'hidden' must be bool"),
-        ({"type": "hide_cash", "player": "Ann", "hidden": 1}, "'hidden' must be bool"),
+        ({"type": "hide_cash", "player": 3, "hidden": True}, "'player' must be text"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": "yes"}, "'hidden' must be true or false"),
+        ({"type": "hide_cash", "player": "Ann", "hidden": 1}, "'hidden' must be true or false"),
         ({"type": "hide_cash", "player": "Ann"}, "missing 'hidden'"),
         ({"type": "hide_cash", "hidden": True}, "missing 'player'"),
         ({"type": "hide_cash", "player": "Ann", "hidden": True, "nation": "china"}, "does not take 'nation'"),

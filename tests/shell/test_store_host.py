@@ -113,3 +113,27 @@ def test_integrity_of_a_closed_database(db):
     host.store.close()
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_the_log_and_undo_say_who_did_what_and_survive_a_restart(db):
+    """Issue 36: each entry in the players' words, Undo naming what it takes back; the same after a replay."""
+    host = host_for(db)
+    host.new_game("balance_duels", {"players": 2, "names": ["Anna", "Emil"]}, source="page")
+    assert host.snapshot()["undo_text"] is None and host.snapshot()["log"][-1]["text"] == "New game of Balance Duels: Anna, Emil"
+    host.act({"type": "roll", "value": 6}, source="page")
+    place = next(m["move"] for m in host.snapshot()["view"]["moves"] if m["move"]["kind"] == "place")
+    host.act({"type": "move", "move": place}, source="button")
+    snap = host.snapshot()
+    assert snap["undo_text"] == "Anna placed L on E6"
+    assert [(e["kind"], e["text"], e["source"]) for e in snap["log"][-2:]] == [
+        ("action", "Anna rolled 6", "page"), ("action", "Anna placed L on E6", "button")]
+    host.undo(source="page")
+    snap = host.snapshot()
+    assert snap["log"][-1]["text"] == "Undo: Anna placed L on E6" and snap["undo_text"] == "Anna rolled 6"
+    # folded again from the store, the log reads the same
+    again = host_for(db)
+    assert again.snapshot()["log"] == snap["log"] and again.snapshot()["undo_text"] == "Anna rolled 6"
+    # a game record loaded tells its events too
+    record = [e.to_dict() for e in host.store.game_events(host.game_id)]
+    host.load_record(record, source="page")
+    assert [e["text"] for e in host.snapshot()["log"]] == [e["text"] for e in snap["log"]]

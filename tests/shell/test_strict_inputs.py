@@ -9,6 +9,7 @@ import json
 import pytest
 
 from companion.foundation import strict_json
+from companion.games.refusals import glossary
 from companion.web import create_app
 from companion.web.feed import sse
 
@@ -112,11 +113,13 @@ def test_mistyped_game_options_get_the_engines_message(client, companion, option
     r = client.post("/api/new_game", json={"game": "risk", "options": {"players": ["Red", "Blue"], **options}})
     assert r.status_code == 409, r.get_json()
     key = next(iter(options))
-    assert f"'{key}'" in r.get_json()["error"]
+    # named as the New game form names it, not by its key (issue 36)
+    words = glossary("risk")[key]
+    assert words.lower() in r.get_json()["error"].lower() and f"'{key}'" not in r.get_json()["error"]
     record = json.dumps({"seq": 1, "game_id": 1, "kind": "new_game",
                          "body": {"game": "risk", "options": {"players": ["Red", "Blue"], **options}}})
     r = post_raw(client, "/api/record", record + "\n", "application/x-ndjson")
-    assert r.status_code == 409 and r.get_json()["error"].startswith("line 1: ") and f"'{key}'" in r.get_json()["error"]
+    assert r.status_code == 409 and r.get_json()["error"].startswith("line 1: ") and words in r.get_json()["error"].lower()
     assert companion.store.last_seq() == before
 
 

@@ -28,7 +28,12 @@
   let online = false;
   // the button a request came from: busy until its answer, and where its error is shown
   let tapped = null;
-  document.addEventListener("click", (ev) => { tapped = ev.target.closest ? ev.target.closest("button") : null; }, true);
+  let lastTap = null;          // the last control tapped, and when
+  document.addEventListener("click", (ev) => {
+    const control = ev.target.closest ? ev.target.closest("button") : null;
+    tapped = control;
+    if (control) lastTap = { control, at: Date.now() };
+  }, true);
   const inflight = new Map();
   function post(path, body, retried) {
     const key = path + " " + JSON.stringify(body || {});
@@ -37,7 +42,7 @@
     tapped = null;
     if (!online && path !== "/api/login") return Promise.reject(tapError(button, new Error("No connection to the companion: wait for it to come back, then try again")));
     if (button) { button.disabled = true; button.setAttribute("aria-busy", "true"); }
-    const p = send(path, body, retried).then((data) => { clearTapErrors(); return data; },
+    const p = send(path, body, retried).then((data) => { clearRefusal(); return data; },
       (e) => { throw tapError(button, e); }).finally(() => {
       inflight.delete(key);
       if (button) { button.removeAttribute("aria-busy"); if (button.isConnected) button.disabled = false; }
@@ -45,20 +50,113 @@
     if (!retried) inflight.set(key, p);
     return p;
   }
-  // an error shown beside the button that was tapped (the banner still says it for those across the table)
+
+  // ---------------------------------------------------------------- the page explains itself
+  // for every view: a refusal beside the control tapped; a reason (data-why) beside a greyed one
+  let refusal = { text: null };
+  function recentTap() { return lastTap && Date.now() - lastTap.at < 15000 ? lastTap.control : null; }
+  function gameButtons() { return [...document.querySelectorAll("#game button")]; }
+  function sameButtons(label) {
+    return [...document.querySelectorAll("button")].filter((b) => b.textContent === label && !b.closest("dialog, .top"));
+  }
   function tapError(button, err) {
-    // (the other games' views show their own errors, in their panels)
-    if (button && button.isConnected && !button.closest("dialog, .imp, .rk-root, .bp-root, .gp-root")) {
-      clearTapErrors();
-      const note = el("p", { class: "tap-error", role: "alert" }, "⚠ " + (err.message || String(err)));
-      // right after the button: in a row of buttons it takes a line of its own there (flex-basis 100%)
-      const item = button.closest("li") || button;
-      item.after(note);
-      err.shown = true;
-    }
+    const at = button || recentTap();
+    // (a dialog shows its own errors)
+    if (at && at.closest("dialog")) return err;
+    refuse(err, at);
     return err;
   }
-  function clearTapErrors() { document.querySelectorAll(".tap-error").forEach((n) => n.remove()); }
+  function refuse(err, at) {
+    const text = (err && err.message) || String(err);
+    if (refusal.note) refusal.note.remove();
+    refusal = { text, at: at || null, seq: state ? state.seq : null, game: state ? state.game_id : null, scrolled: false,
+      key: at ? { label: at.textContent, nth: sameButtons(at.textContent).indexOf(at), index: gameButtons().indexOf(at),
+        row: at.parentElement ? at.parentElement.className : "" } : null };
+    placeRefusal();
+    if (err && typeof err === "object") err.shown = true;
+  }
+  // a note goes after the control's list item or row, else after the control
+  function noteAfter(control) {
+    const item = control.closest("li");
+    if (item && item.closest("#game")) return item;
+    const row = control.parentElement;
+    const display = row ? getComputedStyle(row).display : "";
+    return row && /flex|grid/.test(display) && row.children.length > 1 && !row.matches("label") ? row : control;
+  }
+  function placeRefusal() {
+    const slot = $("refusal");
+    if (!refusal.text) { slot.hidden = true; return; }
+    let at = refusal.at && refusal.at.isConnected && !refusal.at.closest(".top") ? refusal.at : null;
+    if (!at && refusal.key) at = sameButtons(refusal.key.label)[refusal.key.nth] || null;
+    if (!at && refusal.key && refusal.key.index >= 0) {
+      // relabelled by a redraw: the button in the same place of the same row
+      const there = gameButtons()[refusal.key.index];
+      if (there && there.parentElement && there.parentElement.className === refusal.key.row) at = there;
+    }
+    let shown = slot;
+    slot.textContent = "⚠ " + refusal.text;
+    slot.hidden = !!at;      // no such control now: the header says it
+    if (at) {
+      refusal.at = at;
+      const after = noteAfter(at);
+      shown = refusal.note = refusal.note || el("p", { class: "tap-error", role: "alert" }, slot.textContent);
+      if (!shown.isConnected || shown.previousElementSibling !== after) after.after(shown);
+    } else if (refusal.note) refusal.note.remove();
+    if (!refusal.scrolled) {
+      refusal.scrolled = true;
+      const box = shown.getBoundingClientRect();
+      const top = document.querySelector(".top").getBoundingClientRect().bottom;
+      if (box.top < top || box.bottom > window.innerHeight) shown.scrollIntoView({ block: "center" });
+    }
+  }
+  function clearRefusal() {
+    if (refusal.note) refusal.note.remove();
+    refusal = { text: null };
+    $("refusal").hidden = true;
+  }
+  let whyCount = 0;
+  function explain() {
+    const greyed = [...document.querySelectorAll("button:disabled, select:disabled, input:disabled")]
+      .filter((c) => c.getAttribute("aria-busy") !== "true" && c.dataset.why);
+    for (const c of greyed) {
+      const why = c.dataset.why;
+      // greyed neighbours with one reason share one note
+      let last = c;
+      for (let n = c.nextElementSibling; n && n.matches(":disabled") && n.dataset.why === why; n = n.nextElementSibling) last = n;
+      let note = last.nextElementSibling;
+      if (!(note && note.classList.contains("why") && note.textContent === why)) {
+        note = el("span", { class: "why", id: `why-${++whyCount}` }, why);
+        last.after(note);
+      }
+      if (c.dataset.whyNote !== note.id) {
+        describedBy(c, c.dataset.whyNote, note.id);
+        c.dataset.whyNote = note.id;
+      }
+    }
+    document.querySelectorAll("[data-why-note]").forEach((c) => {
+      if (!greyed.includes(c)) { describedBy(c, c.dataset.whyNote, null); delete c.dataset.whyNote; }
+    });
+    document.querySelectorAll(".why").forEach((n) => { if (!greyed.some((g) => g.dataset.whyNote === n.id)) n.remove(); });
+  }
+  function describedBy(control, old, id) {
+    const ids = (control.getAttribute("aria-describedby") || "").split(/\s+/).filter((x) => x && x !== old);
+    if (id) ids.push(id);
+    if (ids.length) control.setAttribute("aria-describedby", ids.join(" ")); else control.removeAttribute("aria-describedby");
+  }
+  // views redraw themselves: the notes follow every change
+  let explaining = false;
+  const watcher = new MutationObserver(() => {
+    if (explaining) return;
+    explaining = true;
+    queueMicrotask(() => {
+      try {
+        explain();
+        if (refusal.text) placeRefusal();
+      } finally { watcher.takeRecords(); explaining = false; }
+    });
+  });
+  watcher.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["disabled", "data-why"] });
+
   async function send(path, body, retried) {
     const headers = { "Content-Type": "application/json" };
     if (csrf) headers["X-CSRF-Token"] = csrf;
@@ -99,6 +197,10 @@
     undo: () => post("/api/undo"),
     map: (game, add) => post(`/api/map/${game}`, { add }),
     post: (path, body) => post(path, body),    // the history view's changes (history.js): the PIN and CSRF as every change
+    // a view's own check, shown as the daemon's refusals are
+    refuse: (err, control) => refuse(err, control || recentTap()),
+    // the end of a view's request chain
+    refused: (err) => { if (!(err && err.shown)) refuse(err, recentTap()); },
   };
   window.companionApi = api;
 
@@ -155,6 +257,8 @@
       if (s.live) { live = s.live; renderLive(); }
       return;
     }
+    // a refusal belongs to the state it was tapped in
+    if (refusal.text && (refusal.seq !== s.seq || refusal.game !== s.game_id)) clearRefusal();
     state = s;
     lastSeq = s.seq;
     if (s.live) live = s.live;
@@ -209,8 +313,15 @@
       turn.replaceChildren(swatch(mover), el("span", {}, `${mover.name}'s turn`));
       turn.style.setProperty("border-color", mover.colour);
     }
-    $("btn-undo").disabled = !state.can_undo;
+    // Undo says what it takes back
+    const undo = $("btn-undo");
+    undo.disabled = !state.can_undo;
+    const undoing = state.can_undo && state.undo_text ? `Undo: ${state.undo_text}` : null;
+    undo.title = undoing || "Nothing to undo yet";
+    $("undo-what").textContent = undoing ? `↶ takes back: ${state.undo_text}` : "↶ nothing to undo yet";
+    $("undo-what").title = undo.title;
     const arm = state.game === "balance_duels";
+    document.body.classList.toggle("arm-game", arm);
     $("btn-cal").hidden = !arm;
     $("devices-card").hidden = !arm && !(live.devices || []).some((d) => !isArmDevice(d));
     if (!arm) $("alarm").hidden = true;
@@ -269,23 +380,13 @@
     return svg;
   }
 
-  async function renderLog() {
-    if (renderLog.seq === state.seq) return;
-    renderLog.seq = state.seq;
-    try {
-      const r = await fetch(`/api/events?after=0`);
-      const events = await r.json();
-      $("log").replaceChildren(...events.slice(-30).reverse().map((e) =>
-        el("li", {}, describeEvent(e), " ", el("span", { class: "src" }, `#${e.seq} · ${e.source}`))));
-    } catch (e) { /* the stream's reconnect state already tells the table */ }
-  }
-  function describeEvent(e) {
-    if (e.kind === "new_game") return `new game: ${e.body.game}`;
-    if (e.kind === "undo") return `undo (${e.body.undoes})`;
-    const a = e.body.action || {};
-    if (a.type === "roll") return `rolled ${a.value}`;
-    if (a.type === "move" && a.move) return `${a.move.kind} ${a.move.from_holder || ""}${a.move.to_holder ? " → " + a.move.to_holder : ""}`;
-    return a.type || "action";
+  // who did what, as the daemon tells it (state.log, newest last)
+  function renderLog() {
+    const entries = state.log || [];
+    const source = { page: "from the page", button: "by the buttons", sensor: "by the sensors" };
+    $("log").replaceChildren(...entries.slice().reverse().map((e) =>
+      el("li", { class: e.kind === "undo" ? "undone" : null }, e.text, " ",
+        el("span", { class: "src" }, `#${e.seq} · ${source[e.source] || e.source}`))));
   }
 
   function isArmDevice(d) { return !/button|light|led/i.test(`${d.kind || ""} ${d.name || ""}`); }
@@ -319,9 +420,15 @@
       nb.replaceChildren(...notes.map((n) => el("p", {}, "⚠ " + n)));
     }
     document.querySelectorAll(".bd-move").forEach((b, i) => b.classList.toggle("selected", i === live.selection));
+    // hints, in their own line
     const choice = $("button-choice");
     choice.hidden = !live.selection_label;
     choice.textContent = live.selection_label ? `buttons: ▶ ${live.selection_label}` : "";
+    const duel = !!state && state.game === "balance_duels";
+    $("reading").hidden = !(duel && live.reading && !live.question);
+    const held = $("held-roll");
+    held.hidden = !(duel && live.held_roll);
+    held.textContent = duel && live.held_roll ? `Roll ${live.held_roll} kept: it counts as soon as the last move is settled.` : "";
   }
   // "Report a misread": the flight recorder's last minutes as one file to send to whoever keeps the companion
   async function reportMisread(retried) {
@@ -355,14 +462,11 @@
       parts.push(el("p", { class: "sensing-warn" }, "⚠ " + text));
       if (details) parts.push(el("details", { class: "sensing-details small" }, el("summary", {}, "Sensor figures"), el("p", {}, details)));
     };
-    // the players' pace: they need not wait for the companion, so it says what it is still doing
-    if (!q && live.reading) parts.push(el("p", { class: "sensing-reading" }, "Reading the arm…"));
     if (!q && live.candidates && live.candidates.length) {
       parts.push(el("p", { class: "sensing-q" }, "Not sure yet. Which move was it?"));
       parts.push(el("div", { class: "bd-controls" }, live.candidates.map((label, i) => el("button", {
         class: "btn", type: "button", onclick: () => post("/api/sensing/answer", { option: i }).catch(showError) }, label))));
     }
-    if (live.held_roll) parts.push(el("p", { class: "small" }, `Roll ${live.held_roll} kept: it counts as soon as the last move is settled.`));
     if (live.mismatch) warn(live.mismatch, live.mismatch_details);
     if (live.sensing_notice) warn(live.sensing_notice, live.sensing_details);
     if (live.recorder && (live.mismatch || live.sensing_notice || q)) {
@@ -370,7 +474,7 @@
         onclick: () => reportMisread(false).catch(showError) }, "Report a misread")));
     }
     // (not the figures, which waver from reading to reading: an opened "Sensor figures" stays open)
-    const key = JSON.stringify([q, live.mismatch, live.sensing_notice, live.reading, live.candidates, live.held_roll]);
+    const key = JSON.stringify([q, live.mismatch, live.sensing_notice, live.candidates]);
     if (box.dataset.key === key) return;  // rebuilt only when it changes, so a finger on a button is not lost
     box.dataset.key = key;
     box.hidden = parts.length === 0;
@@ -587,6 +691,7 @@
     count.replaceChildren(...counts.map((n) => el("option", { value: n, selected: n === (counts.includes(keep) && keep !== 0 ? keep : g.seats.usual) },
       n === g.seats.usual ? `${n} (usual)` : String(n))));
     count.disabled = counts.length === 1;
+    if (count.disabled) count.dataset.why = `${g.title} is for ${g.seats.min} players`; else delete count.dataset.why;
     drawSeats();
     // the game's variants and house rules, each with a line on what it does
     $("setup-more").replaceChildren(...(g.setup_options || []).map((o, i) => {
@@ -689,6 +794,7 @@
         el("b", {}, (step.done ? "✓ " : "") + step.title), el("p", { class: "small" }, step.instructions),
         holder,
         busy ? el("progress", { max: 1, value: st.progress.fraction }) : el("button", { class: "btn", type: "button", disabled: !!st.capturing,
+          "data-why": st.capturing ? "another step is capturing" : null,
           onclick: () => calAction("begin", { step: step.id, mass_g: Number($("cal-mass").value), holder: holder && holder.value ? holder.value : undefined }) }, step.done ? "Again" : "Begin"),
         step.result && !step.done ? el("p", { class: "error" }, step.result.message) : null);
     })));

@@ -7,12 +7,8 @@
   var SVG = "http://www.w3.org/2000/svg";
   var LABEL = { king: "King", general: "General", banker: "Banker" };
   var SYMBOL = { king: "\u265A", general: "\u2694", banker: "\u00A4" };
-  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
-  var lastError = null;
-  var tapped = null;       // the button last tapped
-  var errorAt = null;      // the button the error came from
-  var redraw = function () {};
   var seenView = null;
+  var pageApi = null;
   var typed = {};          // what is typed in the fields, kept on a redraw of the same state (after an error, say)
   var chosen = { pawn: "general", kind: "move" };
   var neutralFor = null;   // whose neutral empires are shown
@@ -43,29 +39,11 @@
     return node;
   }
 
-  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
-    var node;
-    var attrs = { type: "button", "class": "bp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
+    var attrs = { type: "button", "class": "bp-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    node = h("button", attrs, label);
-    return node;
-  }
-  function sameButtons(root, label) {
-    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
-  }
-  function tapKey(node) {
-    var root = node.closest(".bp-root");
-    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
-  }
-  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
-  function placeError(root, header) {
-    if (!lastError) return;
-    var note = h("p", { "class": "bp-error", role: "alert" }, ["\u26A0 ", lastError]);
-    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
-    if (!at) return header.after(note);
-    // after the row of controls the button sits in, else right after the button
-    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
+    return h("button", attrs, label);
   }
 
   function keep(input) {
@@ -354,16 +332,13 @@
 
   /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
   function warnAt(ev, text) {
-    lastError = text;
-    errorAt = tapped;
-    redraw();
+    if (pageApi) pageApi.refuse(text);
   }
 
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    redraw = rerender;
-    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
-    var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
+    pageApi = api;
+    var send = function (action) { return api.act(action).catch(api.refused); };
     var root = h("div", { "class": "bp-root" });
     var header = h("header", { "class": "bp-header" }, [
       h("h1", {}, view.title),
@@ -396,7 +371,6 @@
     if (view.tracking === "counts" && !view.over) root.appendChild(countsForm(view, send));
     if (view.tracking === "board" && !view.over) root.appendChild(mapPanel(view, send));
     if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "bp"));
-    placeError(root, header);
     el.replaceChildren(root);
     // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
     el.querySelectorAll("table").forEach(function (t) {
@@ -407,10 +381,8 @@
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.balance_of_power = function (el, view, api) {
     if (view !== seenView) {
-      // a new state (from this tablet, another one or the buttons): an error belongs to the state it was tapped in
+      // a new state (from this tablet, another one or the buttons): what was typed for the old one goes
       seenView = view;
-      lastError = null;
-      errorAt = null;
       typed = {};
     }
     render(el, view, api);

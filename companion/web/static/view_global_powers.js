@@ -15,15 +15,11 @@
     ["arm", "1 economy \u2192 1 military"]
   ];
   var APPLICATIONS = ["sanction", "disarmament", "ban", "end_sanction"];
-  // the error of the last tap, and which button it was: kept while the state on screen stays, dropped by a new one
-  var lastError = null;
-  var tapped = null;       // the button last tapped
-  var errorAt = null;      // the button the error came from
-  var redraw = function () {};
   var selectedCard = "expansion";
   var selectedApplication = "sanction";
   // what the table is filling in for the state on screen: dropped when a new state arrives
   var seenView = null;
+  var pageApi = null;
   var draft = {};          // the evaluation's choices (order on a tie, winner, sources, discards)
   var pendingWar = null;   // a war whose dice gave a coalition new politicians to share out
   var correcting = null;   // the party shown in the correction form, and whether the form is open
@@ -52,29 +48,11 @@
     return node;
   }
 
-  /* Every button notes itself when tapped, so an error it brings is drawn beside it (also on a redraw of the same state). */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
-    var node;
-    var attrs = { type: "button", "class": "gp-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
+    var attrs = { type: "button", "class": "gp-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    node = h("button", attrs, label);
-    return node;
-  }
-  function sameButtons(root, label) {
-    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
-  }
-  function tapKey(node) {
-    var root = node.closest(".gp-root");
-    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
-  }
-  /* The error of the last tap: beside that button when the redrawn view still has it, else under the header. */
-  function placeError(root, header) {
-    if (!lastError) return;
-    var note = h("p", { "class": "gp-error", role: "alert" }, ["\u26A0 ", lastError]);
-    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
-    if (!at) return header.after(note);
-    // after the row of controls the button sits in, else right after the button
-    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
+    return h("button", attrs, label);
   }
 
   function field(label, control) { return h("label", { "class": "gp-field" }, [h("span", {}, label), control]); }
@@ -246,9 +224,7 @@
 
   /* A check of the page's own, refused before anything is sent: shown like the daemon's refusals, beside the button. */
   function warn(ev, text) {
-    lastError = text;
-    errorAt = tapped;
-    redraw();
+    if (pageApi) pageApi.refuse(text);
   }
 
   function regionActions(view, api, send, rerender) {
@@ -433,7 +409,21 @@
     return box;
   }
 
-  function setupPanel(view, send) {
+  /* A die for each tied party, rolled again until one is highest: {party: die}. */
+  function tieRolls(api, tied) {
+    function once(left) {
+      return api.roll(tied.length).then(function (values) {
+        var rolls = {};
+        tied.forEach(function (p, i) { rolls[p] = values[i]; });
+        var best = Math.max.apply(null, values);
+        var top = values.filter(function (v) { return v === best; }).length;
+        return top === 1 || left <= 0 ? rolls : once(left - 1);
+      });
+    }
+    return once(20);
+  }
+
+  function setupPanel(view, api, send) {
     var box = h("section", { "class": "gp-panel" }, h("h2", {}, "Set-up"));
     if (view.next_auction) {
       var offers = {};
@@ -448,9 +438,16 @@
       box.appendChild(h("p", {}, la.region + ": placed " + (Object.keys(la.placed).map(function (p) { return p + " " + la.placed[p]; }).join(", ") || "nobody") +
         (la.to_mauritius ? "; " + la.to_mauritius + " sends one to Mauritius" : "")));
     }
-    var first = select("first", [["", "weakest party"]].concat(names(view)), "");
+    // the weakest party starts; when several are tied (all of them, if the auction was skipped) the dice decide
+    var tied = view.weakest || [];
+    var first = select("first", [["", tied.length > 1 ? "weakest party (tied: the dice decide)" : "weakest party"]].concat(names(view)), "");
     box.appendChild(h("div", { "class": "gp-row" }, [field("First player", first),
-      button("Start the game", function () { var a = { type: "start" }; if (first.value) a.first = first.value; send(a); }, { "class": "gp-btn gp-primary" })]));
+      button("Start the game", function () {
+        var a = { type: "start" };
+        if (first.value) { a.first = first.value; return send(a); }
+        if (tied.length < 2) return send(a);
+        return tieRolls(api, tied).then(function (rolls) { a.tie_rolls = rolls; return send(a); }).catch(send.fail);
+      }, { "class": "gp-btn gp-primary" })]));
     return box;
   }
 
@@ -630,10 +627,9 @@
 
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
-    redraw = rerender;
-    function fail(err) { lastError = err && err.message ? err.message : String(err); errorAt = tapped; rerender(); }
-    var send = function (action) { return api.act(action).then(function () { lastError = null; }, fail); };
-    send.fail = fail;
+    pageApi = api;
+    var send = function (action) { return api.act(action).catch(api.refused); };
+    send.fail = api.refused;
     var root = h("div", { "class": "gp-root" });
     var header = h("header", { "class": "gp-header" }, [
       h("h1", {}, view.title),
@@ -644,7 +640,7 @@
     ]);
     root.appendChild(header);
     if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
-    if (view.phase === "setup") root.appendChild(setupPanel(view, send));
+    if (view.phase === "setup") root.appendChild(setupPanel(view, api, send));
     if (view.phase === "evaluation" && view.evaluation) root.appendChild(evaluationPanel(view, send, rerender));
     if (view.phase === "play" && view.turn) {
       var t = view.turn;
@@ -683,7 +679,6 @@
     root.appendChild(regionsGrid(view, send));
     if (!view.over) root.appendChild(regionEditor(view, send));
     if (!view.over) root.appendChild(partyEditor(view, send, rerender));
-    placeError(root, header);
     el.replaceChildren(root);
     // as the shell does after its own drawing: a table that scrolls sideways takes the keyboard's focus (this view redraws itself too)
     el.querySelectorAll("table").forEach(function (t) {
@@ -699,8 +694,6 @@
       seenView = view;
       draft = {};
       pendingWar = null;
-      lastError = null;
-      errorAt = null;
     }
     render(el, view, api);
   };

@@ -15,7 +15,7 @@
   const ORDER = ["russia", "china", "india", "brazil", "united_states", "europe"];
 
   // what the player has picked but not yet sent, forgotten whenever the game moves on
-  const ui = { key: null, error: null, errorNode: null, investNation: null, produce: null, imports: [],
+  const ui = { key: null, investNation: null, produce: null, imports: [],
     battle: { against: null, unit: "army", theirs: "army" }, occupyOwner: null };
 
   function h(tag, attrs, ...children) {
@@ -49,6 +49,7 @@
       class: "imp-btn" + (o.primary ? " imp-primary" : "") + (o.small ? " imp-small" : ""),
       type: "button",
       disabled: o.disabled || null,
+        "data-why": o.disabled && o.why ? o.why : null,
       title: o.title || null,
       "aria-label": o.aria || null,
       onclick: action ? () => send(api, action) : o.onclick,
@@ -56,16 +57,7 @@
   }
 
   function send(api, action) {
-    return api.act(action).then(() => { ui.error = null; paintError(); }).catch((err) => {
-      ui.error = (err && err.message) || String(err);
-      paintError();
-    });
-  }
-
-  function paintError() {
-    if (!ui.errorNode) return;
-    ui.errorNode.textContent = ui.error ? "⚠ " + ui.error : "";
-    ui.errorNode.hidden = !ui.error;
+    return api.act(action).catch(api.refused);
   }
 
   function marker(id, x, y, r) {
@@ -166,7 +158,9 @@
       if (o.blocked) notes.push("blocked by a Swiss bank");
       if (o.shortfall) notes.push(`short ${money(o.shortfall)}`);
       return button(h("span", {}, h("strong", {}, spaces[o.target]), h("span", { class: "imp-note" }, notes.join(" · "))),
-        { type: "rondel", nation: mover, target: o.target }, api, { disabled: o.blocked || o.shortfall > 0 });
+        { type: "rondel", nation: mover, target: o.target }, api, { disabled: o.blocked || o.shortfall > 0,
+          why: o.blocked ? "a Swiss bank stopped this nation from passing Investor" :
+            `${view.acting_player} is short ${money(o.shortfall)}` });
     }));
   }
 
@@ -185,16 +179,21 @@
           button("No objection: let it pass", { type: "allow_pass" }, api, { primary: true }),
           view.swiss_banks_may_block.map((p) => button(`${p}: stop it at Investor`, { type: "block_pass", player: p }, api))));
         break;
-      case "factory":
+      case "factory": {
+        const short = nation.treasury < 5;
         box.append(h("div", { class: "imp-choices" },
           view.factory_sites.map((id) => {
             const city = nation.cities.find((c) => c.id === id);
             const kind = city.kind === "armament" ? "armament facility" : "shipyard";
             return button(`Build ${kind} in ${city.name} (${money(5)})`, { type: "build_factory", city: id }, api,
-              { disabled: nation.treasury < 5, title: nation.treasury < 5 ? "the treasury is short; a player may donate" : null });
+              { disabled: short, why: `a factory costs ${money(5)}; ${nation.name}'s treasury has ${money(nation.treasury)}` });
           }),
           button("Build nothing", { type: "skip" }, api)));
+        // the way out, beside the greyed builds
+        if (short) box.append(giftForm(view, api, { nation: nation.id, player: giver(view, nation, 5 - nation.treasury),
+          amount: 5 - nation.treasury, title: `Give personal cash to ${nation.name}'s treasury` }));
         break;
+      }
       case "production":
         box.append(productionControls(view, api));
         break;
@@ -221,10 +220,10 @@
     return h("div", { class: "imp-stepper" },
       h("span", { class: "imp-stepper-label" }, label),
       h("button", { class: "imp-btn imp-small", type: "button", disabled: value <= 0 || null, "aria-label": `fewer ${label}`,
-        onclick: () => onchange(value - 1) }, "−"),
+        "data-why": value <= 0 ? "none" : null, onclick: () => onchange(value - 1) }, "−"),
       h("span", { class: "imp-stepper-value" }, `${value} / ${max}`),
       h("button", { class: "imp-btn imp-small", type: "button", disabled: value >= max || null, "aria-label": `more ${label}`,
-        onclick: () => onchange(value + 1) }, "+"));
+        "data-why": value >= max ? `${max} at most` : null, onclick: () => onchange(value + 1) }, "+"));
   }
 
   function productionControls(view, api) {
@@ -249,11 +248,12 @@
     const add = (u) => { if (ui.imports.length < 3) { ui.imports.push(u); redraw(); } };
     const inner = () => [
       h("p", { class: "imp-note" }, ui.imports.length ? "Chosen: " + ui.imports.join(", ") : "Choose up to 3 units, 1 M each"),
-      button("+ Army", null, api, { onclick: () => add("army"), disabled: ui.imports.length >= 3 }),
-      button("+ Fleet", null, api, { onclick: () => add("fleet"), disabled: ui.imports.length >= 3 }),
-      button("Clear", null, api, { onclick: () => { ui.imports = []; redraw(); }, disabled: !ui.imports.length }),
+      button("+ Army", null, api, { onclick: () => add("army"), disabled: ui.imports.length >= 3, why: "3 units at most" }),
+      button("+ Fleet", null, api, { onclick: () => add("fleet"), disabled: ui.imports.length >= 3, why: "3 units at most" }),
+      button("Clear", null, api, { onclick: () => { ui.imports = []; redraw(); }, disabled: !ui.imports.length, why: "nothing chosen yet" }),
       button(`Import ${ui.imports.length} for ${money(ui.imports.length)}`, { type: "import", units: ui.imports.slice() }, api,
-        { primary: true, disabled: ui.imports.length > nation.treasury }),
+        { primary: true, disabled: ui.imports.length > nation.treasury,
+          why: `${nation.name}'s treasury has ${money(nation.treasury)}` }),
       button("Import nothing", { type: "skip" }, api),
     ];
     redraw();
@@ -269,8 +269,10 @@
     const flags = h("div", { class: "imp-group" }, h("h3", {}, "Flags on the board"),
       h("div", { class: "imp-flag-grid" }, view.nations.map((n) => h("div", { class: "imp-flag-row" + (n.id === mover ? " imp-me" : "") },
         h("span", { class: "imp-code" }, code(n.id)), h("span", { class: "imp-count" }, `${n.flags}/${view.limits.flags}`),
-        button("−1", step({ flags: { [n.id]: -1 } }), api, { small: true, disabled: n.flags <= 0 }),
-        button("+1", step({ flags: { [n.id]: 1 } }), api, { small: true, disabled: n.flags >= view.limits.flags })))));
+        button("−1", step({ flags: { [n.id]: -1 } }), api, { small: true, disabled: n.flags <= 0, why: "none on the board",
+          aria: `${n.name}: one flag fewer` }),
+        button("+1", step({ flags: { [n.id]: 1 } }), api, { small: true, disabled: n.flags >= view.limits.flags,
+          why: `all ${view.limits.flags} on the board`, aria: `${n.name}: one flag more` })))));
 
     const battle = h("div", { class: "imp-group" });
     const drawBattle = () => {
@@ -284,9 +286,9 @@
             "aria-pressed": b.unit === u ? "true" : "false", onclick: () => { b.unit = u; drawBattle(); } }, `my ${u}`)),
           ["army", "fleet"].map((u) => h("button", { class: "imp-btn imp-small" + (b.theirs === u ? " imp-selected" : ""), type: "button",
             "aria-pressed": b.theirs === u ? "true" : "false", onclick: () => { b.theirs = u; drawBattle(); } }, `their ${u}`))),
-        button(b.against ? `Record: my ${b.unit} and ${code(b.against)}'s ${b.theirs} are removed` : "Pick the other nation first",
+        button(b.against ? `Record: my ${b.unit} and ${code(b.against)}'s ${b.theirs} are removed` : "Record the battle",
           b.against ? step({ battles: [{ against: b.against, unit: b.unit, their_unit: b.theirs }] }) : null, api,
-          { disabled: !b.against }));
+          { disabled: !b.against, why: "first pick the nation fought, above" }));
     };
     drawBattle();
 
@@ -319,7 +321,7 @@
     const destroy = targets.length ? h("div", { class: "imp-group" }, h("h3", {}, "Destroy a factory (3 armies)"),
       h("div", { class: "imp-choices" }, targets.map((s) =>
         button(`Destroy ${code(s.owner.id)} ${s.city.name}`, step({ destroy_factories: [{ owner: s.owner.id, city: s.city.id }] }), api,
-          { small: true, disabled: nation.armies < 3 })))) : null;
+          { small: true, disabled: nation.armies < 3, why: `it takes 3 armies; ${nation.name} has ${nation.armies}` })))) : null;
 
     box.append(...[flags, battle, occupy, leave, destroy].filter(Boolean),
       h("div", { class: "imp-choices" }, button("End the maneuver", { type: "maneuver" }, api, { primary: true })));
@@ -345,7 +347,7 @@
         const action = { type: "invest", player: d.player, nation: c.nation, value: c.value };
         if (c.trade_in !== null) action.trade_in = c.trade_in;
         return button(h("span", {}, h("strong", {}, label), h("span", { class: "imp-note" }, `pay ${money(c.price)}`)), action, api,
-          { disabled: c.affordable === false });
+          { disabled: c.affordable === false, why: `${d.player} has ${money(d.cash)}` });
       }));
     };
     redraw();
@@ -437,20 +439,36 @@
     return s;
   }
 
+  // who gives first: the government if it can, else the richest shown
+  function giver(view, nation, need) {
+    const gov = view.players.find((p) => p.name === nation.government);
+    if (gov && gov.cash !== null && gov.cash >= need) return gov.name;
+    const shown = view.players.filter((p) => p.cash !== null).sort((a, b) => b.cash - a.cash);
+    return shown.length && shown[0].cash >= need ? shown[0].name : nation.government;
+  }
+
+  function giftForm(view, api, gift) {
+    const players = view.players.map((p) => [p.name, p.name]);
+    const nations = view.nations.map((n) => [n.id, n.name]);
+    const chosen = { player: gift.player || players[0][0], nation: gift.nation, amount: gift.amount };
+    const amount = h("input", { type: "number", min: 1, value: chosen.amount, class: "imp-input", "aria-label": "amount in millions",
+      oninput: (e) => { chosen.amount = parseInt(e.target.value, 10); } });
+    return h("div", { class: "imp-form" + (gift.title ? " imp-gift" : "") },
+      gift.title ? h("span", { class: "imp-note" }, gift.title + ":") : null,
+      select(players, chosen.player, (v) => { chosen.player = v; }, "player who gives"),
+      gift.title ? null : select(nations, chosen.nation, (v) => { chosen.nation = v; }, "nation"),
+      amount,
+      button(gift.title ? `Give to ${nationName(view, chosen.nation)}` : "Give", null, api,
+        { onclick: () => send(api, { type: "donate", ...chosen }) }));
+  }
+
   function extras(view, api) {
     const players = view.players.map((p) => [p.name, p.name]);
     const nations = view.nations.map((n) => [n.id, n.name]);
     const box = h("div", { class: "imp-extras" });
     if (!view.game_over) {
-      const gift = { player: players[0][0], nation: nations[0][0], amount: 1 };
-      const amount = h("input", { type: "number", min: 1, value: 1, class: "imp-input", "aria-label": "amount in millions",
-        oninput: (e) => { gift.amount = parseInt(e.target.value, 10); } });
       box.append(h("details", { class: "imp-details" }, h("summary", {}, "Give personal cash to a treasury"),
-        h("div", { class: "imp-form" },
-          select(players, gift.player, (v) => { gift.player = v; }, "player"),
-          select(nations, gift.nation, (v) => { gift.nation = v; }, "nation"),
-          amount,
-          button("Give", null, api, { onclick: () => send(api, { type: "donate", ...gift }) }))));
+        giftForm(view, api, { player: players[0][0], nation: nations[0][0], amount: 1 })));
     }
     box.append(correctionForm(view, api, players, nations));
     return box;
@@ -497,8 +515,7 @@
       }
       parts.push(button("Correct", null, api, { onclick: () => {
         if (spec.value === "number" && String(c.value).trim() === "") {
-          ui.error = "Enter the corrected value first";
-          paintError();
+          api.refuse("Enter the corrected value first");
           return;
         }
         send(api, correction(c, spec, players));
@@ -526,21 +543,17 @@
     const key = `${view.phase}:${view.turns_taken}:${view.to_move}:${(view.decision || {}).player || ""}`;
     if (key !== ui.key) {
       ui.key = key;
-      ui.error = null;
       ui.produce = null;
       ui.imports = [];
       ui.investNation = null;
       ui.battle = { against: null, unit: "army", theirs: "army" };
       ui.occupyOwner = null;
     }
-    const errorNode = h("p", { class: "imp-error", role: "alert", hidden: true });
-    ui.errorNode = errorNode;
     const swiss = view.swiss_banks.length ? view.swiss_banks.join(", ") : "none";
     const root = h("div", { class: "imp" },
       h("div", { class: "imp-top" },
         h("section", { class: "imp-card imp-rondel", "aria-label": "rondel" }, rondel(view, api)),
         controls(view, api)),
-      errorNode,
       view.last.length ? h("ul", { class: "imp-last", "aria-label": "what just happened" }, view.last.map((l) => h("li", {}, l))) : null,
       h("section", { class: "imp-card" }, h("h2", {}, "Power track"), h("div", { class: "imp-track-box" }, powerTrack(view))),
       h("section", { class: "imp-card" }, h("h2", {}, "Nations"), h("div", { class: "imp-scroll" }, nationsTable(view)),
@@ -551,6 +564,5 @@
         h("div", { class: "imp-scroll" }, playersTable(view, api))),
       h("section", { class: "imp-card" }, h("h2", {}, "Table tools"), extras(view, api)));
     el.replaceChildren(root);
-    paintError();
   };
 })();

@@ -33,7 +33,8 @@
     box.appendChild(h("datalist", { id: listId }, names.map(function (t) { return h("option", { value: t }); })));
     function text(name, ph) { return h("input", { name: name, list: listId, "class": p + "-text", placeholder: ph || "" }); }
     function field(label, control) { return h("label", { "class": p + "-field" }, [h("span", {}, label), control]); }
-    var status = h("p", { role: "status" }, lastMessage[game] || "Saved once for every game on this table; only additions, checked against the rulebook's facts.");
+    var hint = "Saved once for every game on this table; only additions, checked against the rulebook's facts.";
+    var status = h("p", { role: "status" }, lastMessage[game] || hint);
     function say(message) {
       lastMessage[game] = message;
       // the answer's new state has redrawn the view by now: write into the form on the page
@@ -43,7 +44,8 @@
     function add(entry) {
       lastMessage[game] = "Saving\u2026";
       return post(entry).then(function () { say("\u2713 Saved."); }, function (err) {
-        say("\u26A0 " + (err && err.message ? err.message : String(err)));
+        say("Nothing was saved: the reason is beside the button.");
+        if (api.refused) api.refused(err);
       });
     }
     function post(entry) {

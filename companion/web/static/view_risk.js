@@ -5,10 +5,6 @@
   "use strict";
 
   var SVG = "http://www.w3.org/2000/svg";
-  // the error of the last tap, and which button it came from: kept while the state on screen stays, dropped by a new one
-  var lastError = null;
-  var tapped = null;
-  var errorAt = null;
   var seenView = null;
   var countsOpen = false;
 
@@ -47,28 +43,11 @@
   function pct(p) { return (100 * p).toFixed(p > 0.001 && p < 0.999 ? 1 : 0) + "%"; }
   function show(v) { return v === null || v === undefined ? "?" : String(v); }
 
-  /* Every button notes itself when tapped, so an error it brings is drawn beside it after the view redraws. */
+  /* (app.js shows refusals and data-why) */
   function button(label, onclick, extra) {
-    var node;
-    var attrs = { type: "button", "class": "rk-btn", onclick: function (ev) { tapped = tapKey(node); return onclick(ev); } };
+    var attrs = { type: "button", "class": "rk-btn", onclick: onclick };
     Object.keys(extra || {}).forEach(function (k) { attrs[k] = extra[k]; });
-    node = h("button", attrs, label);
-    return node;
-  }
-  function sameButtons(root, label) {
-    return [].filter.call(root.querySelectorAll("button"), function (b) { return b.textContent === label; });
-  }
-  function tapKey(node) {
-    var root = node.closest(".rk-root");
-    return { label: node.textContent, nth: root ? sameButtons(root, node.textContent).indexOf(node) : 0 };
-  }
-  /* The error beside the button it came from when the redrawn view still has it, else under the header. */
-  function placeError(root, header) {
-    if (!lastError) return;
-    var note = h("p", { "class": "rk-error", role: "alert" }, ["\u26A0 ", lastError]);
-    var at = errorAt ? sameButtons(root, errorAt.label)[errorAt.nth] : null;
-    if (!at) return header.after(note);
-    (at.parentNode && /-row\b/.test(at.parentNode.className) ? at.parentNode : at).after(note);
+    return h("button", attrs, label);
   }
 
   function numberInput(name, value, min, max) {
@@ -89,16 +68,9 @@
 
   function labelled(text, control) { return h("label", { "class": "rk-field" }, [h("span", {}, text), control]); }
 
-  function makeSend(api, rerender) {
-    function fail(err) {
-      lastError = err && err.message ? err.message : String(err);
-      errorAt = tapped;
-      rerender();
-    }
-    var send = function (action) {
-      return api.act(action).then(function () { lastError = null; }, fail);
-    };
-    send.fail = fail;
+  function makeSend(api) {
+    var send = function (action) { return api.act(action).catch(api.refused); };
+    send.fail = api.refused;
     return send;
   }
 
@@ -374,7 +346,9 @@
           if (where.trim()) action.territory = where.trim();
         }
         send(action);
-      }, { disabled: !(canBuy && p.affordable), "class": "rk-btn rk-buy" });
+      }, { disabled: !(canBuy && p.affordable), "class": "rk-btn rk-buy",
+        "data-why": !canBuy ? "bought only at the start of a turn" :
+          !p.affordable ? me.name + " has " + me.lost + " lost troops to spend" : null });
     })));
     if (view.turn.bought.length) box.appendChild(h("p", {}, "Bought this turn: " + view.turn.bought.join(", ")));
     return box;
@@ -472,8 +446,7 @@
   }
 
   function render(el, view, api) {
-    var rerender = function () { render(el, view, api); };
-    var send = makeSend(api, rerender);
+    var send = makeSend(api);
     var root = h("div", { "class": "rk-root" });
     var turn = view.turn;
     var header = h("header", { "class": "rk-header" }, [
@@ -501,17 +474,17 @@
     root.appendChild(main);
     if (!view.over) {
       root.appendChild(h("div", { "class": "rk-row rk-endbar" }, [
-        button("Move troops (once)", function () { send({ type: "maneuver" }); }, { disabled: turn.maneuver_done }),
-        button("End turn", function () { send({ type: "end_turn" }); }, { "class": "rk-btn rk-primary rk-end", disabled: !!turn.card_due }),
         // a button that can only fail is greyed, with the reason beside it
-        turn.card_due ? h("span", { "class": "rk-due" }, "first say which card was drawn (Cards)") : null
+        button("Move troops (once)", function () { send({ type: "maneuver" }); }, { disabled: turn.maneuver_done,
+          "data-why": turn.maneuver_done ? "the troops have moved once this turn" : null }),
+        button("End turn", function () { send({ type: "end_turn" }); }, { "class": "rk-btn rk-primary rk-end", disabled: !!turn.card_due,
+          "data-why": turn.card_due ? "first say which card " + turn.player + " drew (Cards)" : null })
       ]));
     }
     // the turn's own controls first; the standings (also in the side panel) after them
     root.appendChild(scoreboard(view));
     root.appendChild(countsEditor(view, send));
     if (window.COMPANION_MAP_FORM && view.map) root.appendChild(window.COMPANION_MAP_FORM(view, api, "rk"));
-    placeError(root, header);
     el.replaceChildren(root);
     // a table that scrolls sideways takes the keyboard's focus (the shell marks them too, but this view redraws itself)
     el.querySelectorAll("table").forEach(function (t) {
@@ -522,10 +495,7 @@
   window.COMPANION_VIEWS = window.COMPANION_VIEWS || {};
   window.COMPANION_VIEWS.risk = function (el, view, api) {
     if (view !== seenView) {
-      // a new state (from this tablet, another one or the buttons): an error belongs to the state it was tapped in
       seenView = view;
-      lastError = null;
-      errorAt = null;
     }
     render(el, view, api);
   };

@@ -184,9 +184,9 @@ def test_a_name_with_a_newline_or_a_bidi_override_is_refused(client):
 
 @pytest.mark.parametrize("game,options,needle", [
     ("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": CSS, "Bob": "blue"}},
-     "'colours': Ann's colour must be one of red, blue, green, yellow, black, white"),
+     "Ann's colour must be one of red, blue, green, yellow, black, white"),
     ("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": CSS}, {"name": "Bob", "empire": "prussia"}]},
-     "'players': Ann's colour must be one of blue, red, green, yellow, black, white"),
+     "Ann's colour must be one of blue, red, green, yellow, black, white"),
 ])
 def test_a_colour_that_is_style_text_is_refused_in_a_new_game_and_in_a_record(client, game, options, needle):
     before = client.get("/api/state").get_json()

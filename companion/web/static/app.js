@@ -301,6 +301,37 @@
       (p.name || "?").trim().charAt(0).toUpperCase());
   }
 
+  // Each game's view (its script, styles and the map form it uses) loads when a game of its kind is first shown:
+  // a tablet on the table's Wi-Fi fetches only what the game on the table needs
+  const VIEW_FILES = {
+    imperial: ["view_imperial.css", "view_imperial.js"],
+    risk: ["view_risk.css", "view_map.js", "view_risk.js"],
+    balance_of_power: ["view_balance_of_power.css", "view_map.js", "view_balance_of_power.js"],
+    global_powers: ["view_global_powers.css", "view_global_powers.js"],
+  };
+  const fetched = {};
+  const viewsLoading = {};
+  function fetchOnce(file) {
+    if (!fetched[file]) {
+      fetched[file] = new Promise((resolve, reject) => {
+        const node = file.endsWith(".css")
+          ? Object.assign(document.createElement("link"), { rel: "stylesheet", href: `/static/${file}` })
+          : Object.assign(document.createElement("script"), { src: `/static/${file}`, async: false });
+        node.onload = resolve;
+        node.onerror = () => { delete fetched[file]; node.remove(); reject(new Error(`The page could not load ${file}: is the companion reachable? Reload to try again.`)); };
+        (file.endsWith(".css") ? document.head : document.body).append(node);
+      });
+    }
+    return fetched[file];
+  }
+  function loadView(game) {
+    if (!viewsLoading[game]) {
+      // scripts added with async = false run in the order added (the map form before the view that uses it)
+      viewsLoading[game] = Promise.all(VIEW_FILES[game].map(fetchOnce)).catch((e) => { delete viewsLoading[game]; throw e; });
+    }
+    return viewsLoading[game];
+  }
+
   function render() {
     $("title").textContent = state.title;
     const view = state.view || {};
@@ -330,6 +361,11 @@
     else if (window.COMPANION_VIEWS[state.game]) {
       try { window.COMPANION_VIEWS[state.game](game, view, api); }
       catch (e) { game.replaceChildren(el("p", { class: "error" }, "This view failed to draw: " + e.message)); }
+    } else if (VIEW_FILES[state.game]) {
+      const wanted = state.game;
+      if (!game.querySelector(".view-loading")) game.replaceChildren(el("p", { class: "view-loading", role: "status" }, `Loading the ${state.title} view…`));
+      loadView(wanted).then(() => { if (state && state.game === wanted) render(); })
+        .catch((e) => game.replaceChildren(el("p", { class: "error" }, e.message)));
     } else game.replaceChildren(el("pre", {}, JSON.stringify(view, null, 2)));
     // a box that scrolls sideways must take the keyboard's focus too, or its hidden part is out of reach
     game.querySelectorAll("table, .imp-scroll, .imp-track-box").forEach((box) => {

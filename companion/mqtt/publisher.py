@@ -20,6 +20,7 @@ so a half-dead link cannot grow paho's own queue without bound.
 from __future__ import annotations
 
 import logging
+import secrets
 import ssl
 import threading
 from collections import deque
@@ -158,8 +159,13 @@ class TablePublisher:
         self._remove_requested = False
         self._remove_sent = False
         self._removed = threading.Event()
+        # The documented `companion-<hall>-<table>` is only the prefix: a client connecting under a table's exact id
+        # makes the broker drop the table (and publish its last will, "offline"), so any client on the broker
+        # could knock it off again and again. A fresh random suffix per start leaves no id to guess; the prefix
+        # keeps the broker's log readable. (Clean sessions, so no session is lost by the id changing.)
+        self.client_id = f"{config.client_id}-{secrets.token_hex(4)}"
         self._client = make_client(
-            config.client_id, username=config.username, password=config.password, tls=config.tls,
+            self.client_id, username=config.username, password=config.password, tls=config.tls,
             ca_file=config.ca_file, cert_file=config.cert_file, key_file=config.key_file,
             tls_insecure=config.tls_insecure, reconnect_min_s=config.reconnect_min_s,
             reconnect_max_s=config.reconnect_max_s)
@@ -338,7 +344,7 @@ class TablePublisher:
             if error is not None:
                 self._last_error = error
         if state == CONNECTED and before != CONNECTED:
-            log.info("MQTT: connected to %s as %s", self.config.broker, self.config.client_id)
+            log.info("MQTT: connected to %s as %s", self.config.broker, self.client_id)
         elif error is not None and (before == CONNECTED or error != before_error):
             log.warning("MQTT: %s; retrying in the background", error)
 

@@ -189,6 +189,26 @@ def test_a_flood_of_home_assistant_announces_republishes_discovery_once_per_inte
     assert len(w.on(topic)) == before + 2
 
 
+def test_two_publishers_of_one_table_get_their_own_client_ids_and_do_not_knock_each_other_off(broker, tables):
+    from companion.mqtt.publisher import TablePublisher
+
+    t = tables(broker.port, "t1")
+    wait_until(lambda: t.publisher.status()["state"] == "connected", what="connected")
+    other = TablePublisher(t.companion, t.publisher.config)   # the same table's config: the same documented id
+    prefix = f"companion-{HALL}-t1-"
+    assert t.publisher.client_id != other.client_id
+    assert t.publisher.client_id.startswith(prefix) and other.client_id.startswith(prefix)
+    assert len(t.publisher.client_id) > len(prefix) and len(other.client_id) > len(prefix)
+    other.start()
+    try:
+        wait_until(lambda: other.status()["state"] == "connected", what="the second one connected")
+        time.sleep(0.5)
+        # with one id the broker would have dropped the first (a takeover) and it would have reconnected
+        assert t.publisher.status()["state"] == "connected" and t.publisher._connection == 1
+    finally:
+        other.stop()
+
+
 def test_a_clean_stop_publishes_what_is_pending_then_offline(broker, tables, watchers):
     t = tables(broker.port, "t1")
     wait_until(t.settled, what="connected")

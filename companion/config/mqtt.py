@@ -61,6 +61,7 @@ class MqttConfig:
 
     @property
     def client_id(self) -> str:
+        """The prefix of the table's MQTT client id; the publisher adds a random suffix at every start."""
         return f"companion-{self.hall}-{self.table}"
 
     @property

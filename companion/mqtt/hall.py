@@ -35,6 +35,15 @@ TABLE_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 PASSWORD_ENV = "COMPANION_MQTT_PASSWORD"
 DEFAULT_LISTEN_PORT = 8090
 MAX_PAYLOAD = 64 * 1024
+# Bounds on what the hall keeps, because any client allowed to publish under companion/<hall>/ can fill it: 400
+# retained states of 40 kB each once made /api/tables 16 MB, sent whole to every page on every change. Text is
+# cut (with "…") rather than refused, so a table with a long message still shows; what goes past a bound is counted
+# and shown in /api/tables under "dropped".
+MAX_TEXT = 120          # name, game, title, message, to_move; a player's name
+MAX_SCORES = 16         # players on one card
+MAX_BALANCE_KEYS = 16   # Balance Duels' torque/margin/tip fields
+MAX_TABLES = 64         # cards in one hall; past it the least useful table goes (see _make_room)
+ELLIPSIS = "…"
 EXIT_CONFIG = 2
 EXIT_START = 1
 
@@ -62,6 +71,7 @@ class HallBoard:
         self._link = DISCONNECTED
         self._last_error: str | None = None
         self._bad_payloads = 0
+        self._dropped = {"tables": 0, "scores": 0, "cut_texts": 0}   # what the bounds above left out
         self._started = False
         self._client = make_client(f"companion-hall-{hall}-{uuid.uuid4().hex[:10]}", username=username,
                                    password=password, tls=tls, ca_file=ca_file,
@@ -126,6 +136,7 @@ class HallBoard:
                 "version": self._version,
                 "broker": {"address": f"{self.broker}:{self.port}", "state": self._link,
                            "last_error": self._last_error, "bad_payloads": self._bad_payloads},
+                "dropped": dict(self._dropped),
                 "tables": tables,
             }
 
@@ -198,28 +209,54 @@ class HallBoard:
         if not isinstance(data, Mapping):
             self._bad(f"{topic}: state must be a JSON object")
             return None
+        cut = 0
+
+        def bounded(value: str) -> str:
+            nonlocal cut
+            if len(value) <= MAX_TEXT:
+                return value
+            cut += 1
+            return value[:MAX_TEXT - 1] + ELLIPSIS
+
         scores = []
-        for item in data.get("scores") or []:
+        extra_scores = 0
+        raw_scores = data.get("scores")
+        for item in raw_scores if isinstance(raw_scores, list) else []:
             if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                if len(scores) >= MAX_SCORES:
+                    extra_scores += 1
+                    continue
                 score = item.get("score")
                 ok = isinstance(score, (int, float)) and not isinstance(score, bool)
-                scores.append({"name": item["name"], "score": score if ok else None})
+                scores.append({"name": bounded(item["name"]), "score": score if ok else None})
         balance = data.get("balance")
         if isinstance(balance, Mapping):
-            balance = {k: v for k, v in balance.items()
-                       if isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool)))}
+            kept = {}
+            for k, v in balance.items():
+                if not isinstance(k, str) or len(k) > MAX_TEXT or len(kept) >= MAX_BALANCE_KEYS:
+                    continue
+                if v is None or isinstance(v, (int, float, bool)):
+                    kept[k] = v
+                elif isinstance(v, str):
+                    kept[k] = bounded(v)
+            balance = kept
 
         def text(key: str) -> str | None:
             value = data.get(key)
-            return value if isinstance(value, str) else None
+            return bounded(value) if isinstance(value, str) else None
 
         seq = data.get("seq")
-        return {
+        state = {
             "name": text("name"), "game": text("game"), "title": text("title"), "message": text("message"),
             "to_move": text("to_move"), "over": data.get("over") is True, "scores": scores,
             "balance": balance if isinstance(balance, dict) else None,
             "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
         }
+        if cut or extra_scores:
+            with self._lock:
+                self._dropped["cut_texts"] += cut
+                self._dropped["scores"] += extra_scores
+        return state
 
     def _bad(self, message: str) -> None:
         with self._lock:
@@ -232,6 +269,10 @@ class HallBoard:
 
     def _update(self, table_id: str, *, now: float, state: Any = _UNSET, online: Any = _UNSET) -> None:
         with self._lock:
+            # a clearing message for a table not kept adds nothing, so it must not push another out
+            adds = state not in (None, HallBoard._UNSET) or online not in (None, HallBoard._UNSET)
+            if table_id not in self._tables and adds:
+                self._make_room()
             entry = self._tables.setdefault(table_id, {"state": None, "online": None, "updated": now})
             if state is not HallBoard._UNSET:
                 entry["state"] = state
@@ -242,6 +283,18 @@ class HallBoard:
                 del self._tables[table_id]   # both retained topics cleared: the table left the hall
             self._version += 1
             self._changed.notify_all()
+
+    def _make_room(self) -> None:
+        """Before a new table is added at the bound (the lock is held): drop one, counted. Tables not known to be
+        online go first, the least recently heard of among them; so a flood of retained states from tables that
+        never said `online` pushes out its own kind, and a live table's card stays."""
+        while len(self._tables) >= MAX_TABLES:
+            victim = min(self._tables, key=lambda t: (self._tables[t]["online"] is True, self._tables[t]["updated"]))
+            del self._tables[victim]
+            self._dropped["tables"] += 1
+            if self._dropped["tables"] in (1, 100) or self._dropped["tables"] % 1000 == 0:
+                log.warning("hall: more than %d tables; dropped %s (%d dropped so far)", MAX_TABLES, victim,
+                            self._dropped["tables"])
 
     def _set_link(self, state: str, error: str | None = None) -> None:
         with self._lock:

@@ -20,6 +20,7 @@ so a half-dead link cannot grow paho's own queue without bound.
 from __future__ import annotations
 
 import logging
+import secrets
 import ssl
 import threading
 from collections import deque
@@ -41,6 +42,11 @@ TICK_S = 0.5              # the publisher thread looks around at least this ofte
 RESEND_WAIT_S = 5.0       # after a reconnect, let paho resend the last link's unacknowledged messages first
 STOP_WAIT_S = 3.0
 CONNECT_TIMEOUT_S = 5.0
+# Home Assistant says `online` on its status topic when it starts. Anyone who may publish there can say it 300
+# times in 3 s, and each one used to republish every retained discovery config: announces are honoured at most
+# once per ANNOUNCE_MIN_S. Nothing is lost by ignoring the rest: the configs are retained, so a Home Assistant
+# that really restarted in between got them from the broker when it subscribed.
+ANNOUNCE_MIN_S = 30.0
 
 CONNECTED, CONNECTING, DISCONNECTED = "connected", "connecting", "disconnected"
 
@@ -122,6 +128,11 @@ class TablePublisher:
         self.availability_topic = P.availability_topic(config)
         self.plays_topic = P.plays_topic(config)
         self.wall: Callable[[], tuple[datetime, bool | None]] = wall_now   # tests set their own
+        # the clock of the announce limit alone (tests set a FakeClock); self.clock also times the stop and the
+        # resend wait, which a frozen clock would stall
+        self.announce_clock: Clock = self.clock
+        self._announced_at: float | None = None   # when an announce last made discovery go out again
+        self._announces_ignored = 0
         self._plays_key: tuple | None = None  # what the published summary was made for (game, over, month)
         self._lock = threading.Lock()        # status and queue; never held while calling into paho
         self._ack_lock = threading.Lock()    # taken inside paho's on_publish, which holds paho's message lock
@@ -148,8 +159,13 @@ class TablePublisher:
         self._remove_requested = False
         self._remove_sent = False
         self._removed = threading.Event()
+        # The documented `companion-<hall>-<table>` is only the prefix: a client connecting under a table's exact id
+        # makes the broker drop the table (and publish its last will, "offline"), so any client on the broker
+        # could knock it off again and again. A fresh random suffix per start leaves no id to guess; the prefix
+        # keeps the broker's log readable. (Clean sessions, so no session is lost by the id changing.)
+        self.client_id = f"{config.client_id}-{secrets.token_hex(4)}"
         self._client = make_client(
-            config.client_id, username=config.username, password=config.password, tls=config.tls,
+            self.client_id, username=config.username, password=config.password, tls=config.tls,
             ca_file=config.ca_file, cert_file=config.cert_file, key_file=config.key_file,
             tls_insecure=config.tls_insecure, reconnect_min_s=config.reconnect_min_s,
             reconnect_max_s=config.reconnect_max_s)
@@ -244,6 +260,7 @@ class TablePublisher:
                 "queued": len(self._queue) + len(self._unacked),
                 "dropped": self._dropped,
                 "published_events": self._published_events,
+                "announces_ignored": self._announces_ignored,
                 "state_seq": self._state_seq,
                 "down_for_s": None if self._down_since is None else round(now - self._down_since, 1),
                 "last_error": self._last_error,
@@ -297,10 +314,21 @@ class TablePublisher:
             if message.retain:
                 return
             if message.topic == P.ha_status_topic(self.config) and message.payload == b"online":
-                log.info("MQTT: Home Assistant announced itself; republishing discovery")
+                now = self.announce_clock.now()
                 with self._lock:
-                    self._discovery_due = True
-                self._wake.set()
+                    honoured = self._announced_at is None or now - self._announced_at >= ANNOUNCE_MIN_S
+                    if honoured:
+                        self._announced_at = now
+                        self._discovery_due = True
+                    else:
+                        self._announces_ignored += 1
+                        ignored = self._announces_ignored
+                if honoured:
+                    log.info("MQTT: Home Assistant announced itself; republishing discovery")
+                    self._wake.set()
+                elif ignored == 1 or ignored % 100 == 0:   # a flood must not flood the log either
+                    log.warning("MQTT: %d Home Assistant announce(s) ignored: discovery goes out again at most "
+                                "once per %.0f s", ignored, ANNOUNCE_MIN_S)
         except Exception:  # paho would drop it silently: logged below
             log.exception("MQTT: handling a message on %s failed", getattr(message, "topic", "?"))
 
@@ -316,7 +344,7 @@ class TablePublisher:
             if error is not None:
                 self._last_error = error
         if state == CONNECTED and before != CONNECTED:
-            log.info("MQTT: connected to %s as %s", self.config.broker, self.config.client_id)
+            log.info("MQTT: connected to %s as %s", self.config.broker, self.client_id)
         elif error is not None and (before == CONNECTED or error != before_error):
             log.warning("MQTT: %s; retrying in the background", error)
 

@@ -8,7 +8,7 @@ import pytest
 from companion.config import ConfigError, parse
 from companion.table.daemon import Companion
 from companion.mqtt import payloads as P
-from companion.mqtt.hall import HallBoard
+from companion.mqtt.hall import HallBoard, create_hall_app
 from companion.config.mqtt import MqttConfig, parse_mqtt
 
 
@@ -221,3 +221,41 @@ def test_hall_board_ignores_bad_messages():
     board.handle("companion/club/t1/state", b"")
     board.handle("companion/club/t1/availability", b"")
     assert board.snapshot()["tables"] == []
+
+
+def test_a_hall_flooded_with_large_retained_tables_stays_bounded_and_says_what_it_dropped():
+    from companion.foundation.clock import FakeClock
+    from companion.mqtt import hall as H
+
+    clock = FakeClock()
+    board = HallBoard("127.0.0.1", 1883, "club", clock=clock)
+    good = {"name": "Window", "title": "Risk", "message": "Ann to move", "scores": [{"name": "Ann", "score": 3}]}
+    board.handle("companion/club/good/availability", b"online")
+    board.handle("companion/club/good/state", json.dumps(good).encode())
+    big = "x" * 13_000
+    for i in range(400):   # 400 retained states of about 40 kB from tables that never said online
+        clock.advance(0.01)
+        flood = {"name": big, "title": big, "message": big, "seq": i,
+                 "scores": [{"name": f"p{n}", "score": n} for n in range(40)]}
+        payload = json.dumps(flood).encode()
+        assert 39_000 < len(payload) < H.MAX_PAYLOAD
+        board.handle(f"companion/club/flood{i:03d}/state", payload)
+
+    app = create_hall_app(board)
+    resp = app.test_client().get("/api/tables")
+    assert resp.status_code == 200
+    body = resp.get_json()
+    tables = {t["table"]: t for t in body["tables"]}
+    assert len(tables) == H.MAX_TABLES
+    assert len(resp.data) < 200_000, len(resp.data)       # was 16 MB
+    assert body["dropped"] == {"tables": 400 - H.MAX_TABLES + 1, "scores": 400 * (40 - H.MAX_SCORES),
+                               "cut_texts": 400 * 3}
+    # the live table kept its card, untouched; the newest flood tables fill the rest, cut to the bounds
+    assert tables["good"]["name"] == "Window" and tables["good"]["scores"] == good["scores"]
+    assert "flood399" in tables and "flood000" not in tables
+    last = tables["flood399"]
+    assert len(last["scores"]) == H.MAX_SCORES
+    assert all(len(last[k]) == H.MAX_TEXT and last[k].endswith("…") for k in ("name", "title", "message"))
+    # a clearing message for a table the hall does not keep pushes nobody out
+    board.handle("companion/club/flood000/state", b"")
+    assert board.snapshot()["dropped"]["tables"] == 400 - H.MAX_TABLES + 1

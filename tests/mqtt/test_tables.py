@@ -159,6 +159,56 @@ def test_home_assistant_discovery_republished_on_announce_and_removed(broker, ta
     assert fresh.on(topics[0]) == []
 
 
+def test_a_flood_of_home_assistant_announces_republishes_discovery_once_per_interval(broker, tables, watchers):
+    from companion.foundation.clock import FakeClock
+    from companion.mqtt.publisher import ANNOUNCE_MIN_S
+
+    t = tables(broker.port, "t1", start=False)
+    clock = t.publisher.announce_clock = FakeClock()
+    t.publisher.start()
+    wait_until(lambda: t.publisher.status()["state"] == "connected", what="connected")
+    topic = P.discovery_topics(t.publisher.config)[0]
+    w = watchers(broker.port, ["homeassistant/#"])
+    wait_until(lambda: w.on(topic), what="the retained discovery config")
+    before = len(w.on(topic))
+    for _ in range(50):   # a flood within one instant of the announce clock
+        w.publish("homeassistant/status", "online")
+    wait_until(lambda: t.publisher.status()["announces_ignored"] == 49, what="49 announces ignored")
+    wait_until(lambda: len(w.on(topic)) == before + 1, what="one republish")
+    w.sync()
+    assert len(w.on(topic)) == before + 1
+    clock.advance(ANNOUNCE_MIN_S - 1)
+    w.publish("homeassistant/status", "online")
+    wait_until(lambda: t.publisher.status()["announces_ignored"] == 50, what="still within the interval")
+    clock.advance(1)   # the interval is over: the next announce is honoured again, once
+    for _ in range(20):
+        w.publish("homeassistant/status", "online")
+    wait_until(lambda: t.publisher.status()["announces_ignored"] == 69, what="19 more ignored")
+    wait_until(lambda: len(w.on(topic)) == before + 2, what="the second republish")
+    w.sync()
+    assert len(w.on(topic)) == before + 2
+
+
+def test_two_publishers_of_one_table_get_their_own_client_ids_and_do_not_knock_each_other_off(broker, tables):
+    from companion.mqtt.publisher import TablePublisher
+
+    t = tables(broker.port, "t1")
+    wait_until(lambda: t.publisher.status()["state"] == "connected", what="connected")
+    other = TablePublisher(t.companion, t.publisher.config)   # the same table's config: the same documented id
+    prefix = f"companion-{HALL}-t1-"
+    assert t.publisher.client_id != other.client_id
+    assert t.publisher.client_id.startswith(prefix) and other.client_id.startswith(prefix)
+    assert len(t.publisher.client_id) > len(prefix) and len(other.client_id) > len(prefix)
+    other.start()
+    try:
+        wait_until(lambda: other.status()["state"] == "connected", what="the second one connected")
+        time.sleep(0.5)
+        # with one id the broker would have dropped the first (a takeover) and it would have reconnected
+        assert t.publisher.status()["state"] == "connected" and t.publisher._connection == 1
+    finally:
+        other.stop()
+
+
 def test_a_clean_stop_publishes_what_is_pending_then_offline(broker, tables, watchers):
     t = tables(broker.port, "t1")
     wait_until(t.settled, what="connected")

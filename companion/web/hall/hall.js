@@ -58,7 +58,10 @@
     document.title = "Hall " + data.hall + " · scoreboard";
     const tables = data.tables || [];
     const online = tables.filter((t) => t.online === true).length;
-    $("summary").textContent = tables.length ? `${tables.length} table${tables.length === 1 ? "" : "s"}, ${online} online` : "";
+    // the hall keeps a bounded number of cards (a flood of retained tables must not grow the page): say how many went
+    const dropped = (data.dropped && data.dropped.tables) || 0;
+    const more = dropped ? `; ${dropped} more dropped past the hall's limit` : "";
+    $("summary").textContent = tables.length ? `${tables.length} table${tables.length === 1 ? "" : "s"}, ${online} online${more}` : "";
     $("empty").hidden = tables.length > 0;
     $("tables").replaceChildren(...tables.map((t) => card(t, extra)));
     const br = data.broker || {};

@@ -23,7 +23,7 @@ from companion.games.base import RuleError
 from companion.games.mapdata import MapFileError
 from companion.games.refusals import in_words
 from companion.store import StoreError
-from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
+from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard, device_secret
 from companion.web.errors import install_json_errors, strict_json_app
 from companion.web import assets, hardening, history_api, join
 from companion.web.feed import StreamFeed
@@ -107,7 +107,9 @@ def create_app(companion) -> Flask:
     feed = StreamFeed(host, companion.live)
     app.extensions["stream_feed"] = feed
     app.extensions["companion"] = companion
-    guard = PinGuard(cfg.pin_hash, companion.clock)
+    # the device key's secret lives beside the event store (the state directory) so cookies survive restarts
+    guard = PinGuard(cfg.pin_hash, companion.clock,
+                     device_secret(cfg.database().parent, cfg.pin_hash, cfg.pin_plain))
     app.extensions["pin_guard"] = guard
 
     def change(view):

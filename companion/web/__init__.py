@@ -188,15 +188,33 @@ def create_app(companion) -> Flask:
             raise ApiError(404, "the companion listens on this machine only; start it with --host 0.0.0.0 for tablets")
         return Response(join.qr_svg(join_urls()[0]), mimetype="image/svg+xml", headers={"Cache-Control": "no-cache"})
 
+    def may_see_hidden_cash() -> bool:
+        """True unless some cash is hidden and the reader has no PIN session.
+
+        Hidden cash is kept out of /api/state by the engine's view; the events keep every body as it was
+        sent (a cash correction holds the new amount), so while any cash is hidden the log is for the PIN's
+        session only. Without a PIN there is no session: the log stays closed until the cash is shown or
+        the game ends, as the page's view does."""
+        if not host.cash_hidden():
+            return True
+        return guard.required and guard.session(request.cookies.get(COOKIE)) is not None
+
     @app.get("/api/events")
     def api_events():
         after = _sequence_number("'after'", request.args.get("after")) or 0
         events = host.store.game_events(host.game_id, after=after)
+        if not may_see_hidden_cash():
+            # what happened and when, never what was sent: a body (or its source) could give the amount away
+            return jsonify([{"seq": e.seq, "game_id": e.game_id, "kind": e.kind, "at": e.at} for e in events])
         return jsonify([e.to_dict() for e in events])
 
     @app.get("/api/record")
     def api_record():
         """The current game as a game record: one JSON object per line, one line per event."""
+        if not may_see_hidden_cash():
+            # a record without its bodies could not be loaded again, so it is refused rather than cut down
+            raise ApiError(401, "some cash is hidden: enter the table PIN to download the game record",
+                           pin_required=True)
         lines = "".join(strict_json.dumps(e.to_dict(), separators=(",", ":")) + "\n"
                         for e in host.store.game_events(host.game_id))
         return Response(lines, mimetype="application/x-ndjson",

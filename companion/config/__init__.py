@@ -60,6 +60,9 @@ class Config:
     max_streams: int = 24
     heartbeat_s: float = 15.0
     pin_hash: str | None = None   # the table PIN, salted and hashed; None: changes are open (localhost only)
+    # the PIN as written when the config has it plain (its hash gets a fresh salt at every start): only to
+    # recognise the same PIN again for the kept device key (web/auth.py device_secret); never shown
+    pin_plain: str | None = field(default=None, repr=False, compare=False)
     web_hosts: tuple[str, ...] = ()   # [web] hosts: further names the page answers to (besides IPs, localhost, hostname)
     simulate: bool = False
     demo: bool = True
@@ -261,6 +264,7 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
     web_hosts = tuple(h.lower().rstrip(".") for h in c.get(web, "web", "hosts", list, [], _host_names))
     pin = c.get(web, "web", "pin", str, None, check_pin_text)
     pin_hash = None if pin is None else pin if "$" in pin else hash_pin(pin)
+    pin_plain = pin if pin is not None and "$" not in pin else None
     # the whole Wi-Fi may see the table only when changes need the PIN
     host = c.get(web, "web", "host", str, "0.0.0.0" if pin_hash else "127.0.0.1", _not_empty)
     port = c.get(web, "web", "port", int, DEFAULT_PORT, _port)
@@ -387,7 +391,8 @@ def parse(data: Mapping[str, Any], source: str = "built-in defaults", base_dir: 
         balance=balance, model_ref=model_ref,
         store_path=(base / store_path) if store_path else None,
         maps_path=(base / maps_dir) if maps_dir else None,
-        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash, web_hosts=web_hosts,
+        host=host, port=port, max_streams=max_streams, heartbeat_s=heartbeat, pin_hash=pin_hash,
+        pin_plain=pin_plain, web_hosts=web_hosts,
         simulate=simulate, demo=demo, demo_interval_s=demo_interval, seed=seed, follow_arm=follow_arm,
         load_cells=tuple(cells), accelerometer=accel, tilt_switch=tilt, buttons=buttons, indicators=indicators,
         mqtt=mqtt, button_actions=button_actions, recorder_minutes=recorder_minutes, recorder_max_mb=recorder_max_mb,

@@ -121,8 +121,13 @@ def plays_payload(summary: Mapping[str, Any], cfg: MqttConfig) -> dict:
     return {"hall": cfg.hall, "table": cfg.table, "name": cfg.display_name, **summary}
 
 
-def event_payload(event_dict: Mapping[str, Any], cfg: MqttConfig) -> dict:
-    """One game event as the store keeps it (seq, game_id, kind, body, source, at), with the table it is from."""
+def event_payload(event_dict: Mapping[str, Any], cfg: MqttConfig, cash_hidden: bool = False) -> dict:
+    """One game event as the store keeps it (seq, game_id, kind, body, source, at), with the table it is from.
+
+    While some cash is hidden (Imperial's Separate Funds) the event carries only its kind and seq (and the
+    table it is from): the broker has no PIN, and a body such as a cash correction holds the hidden amount."""
+    if cash_hidden:
+        return {"hall": cfg.hall, "table": cfg.table, "seq": event_dict.get("seq"), "kind": event_dict.get("kind")}
     return {"hall": cfg.hall, "table": cfg.table, **event_dict}
 
 

@@ -483,12 +483,13 @@ class TablePublisher:
             self._event_seq = self.host.seq
             return
         dropped = 0
+        hidden = bool(events) and self.host.cash_hidden()   # asked once per batch, outside our lock
         with self._lock:
             for ev in events:
                 if len(self._queue) >= self.config.queue_limit:
                     self._queue.popleft()
                     dropped += 1
-                self._queue.append(P.dumps(P.event_payload(ev.to_dict(), self.config)))
+                self._queue.append(P.dumps(P.event_payload(ev.to_dict(), self.config, cash_hidden=hidden)))
             self._dropped += dropped
         if events:
             self._event_seq = events[-1].seq

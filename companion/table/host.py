@@ -349,6 +349,15 @@ class GameHost:
                 }
             return self._snapshot
 
+    def cash_hidden(self) -> bool:
+        """Whether some player keeps their cash secret now (Imperial's Separate Funds; the view lists them).
+
+        The view already leaves their figures out; the event log cannot (a correction's body holds the
+        new amount), so whoever shows events to the table asks this first (web /api/events, /api/record,
+        the MQTT event topic)."""
+        view = self.snapshot().get("view")
+        return isinstance(view, dict) and bool(view.get("cash_hidden"))
+
     def events_after(self, seq: int) -> list[Event] | None:
         """Events after seq from memory, or None when seq is too old to resume (send a full state instead)."""
         with self._lock:

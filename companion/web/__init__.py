@@ -23,7 +23,7 @@ from companion.games.base import RuleError
 from companion.games.mapdata import MapFileError
 from companion.games.refusals import in_words
 from companion.store import StoreError
-from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard
+from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard, device_secret
 from companion.web.errors import install_json_errors, strict_json_app
 from companion.web import assets, hardening, history_api, join
 from companion.web.feed import StreamFeed
@@ -107,7 +107,9 @@ def create_app(companion) -> Flask:
     feed = StreamFeed(host, companion.live)
     app.extensions["stream_feed"] = feed
     app.extensions["companion"] = companion
-    guard = PinGuard(cfg.pin_hash, companion.clock)
+    # the device key's secret lives beside the event store (the state directory) so cookies survive restarts
+    guard = PinGuard(cfg.pin_hash, companion.clock,
+                     device_secret(cfg.database().parent, cfg.pin_hash, cfg.pin_plain))
     app.extensions["pin_guard"] = guard
 
     def change(view):
@@ -186,15 +188,33 @@ def create_app(companion) -> Flask:
             raise ApiError(404, "the companion listens on this machine only; start it with --host 0.0.0.0 for tablets")
         return Response(join.qr_svg(join_urls()[0]), mimetype="image/svg+xml", headers={"Cache-Control": "no-cache"})
 
+    def may_see_hidden_cash() -> bool:
+        """True unless some cash is hidden and the reader has no PIN session.
+
+        Hidden cash is kept out of /api/state by the engine's view; the events keep every body as it was
+        sent (a cash correction holds the new amount), so while any cash is hidden the log is for the PIN's
+        session only. Without a PIN there is no session: the log stays closed until the cash is shown or
+        the game ends, as the page's view does."""
+        if not host.cash_hidden():
+            return True
+        return guard.required and guard.session(request.cookies.get(COOKIE)) is not None
+
     @app.get("/api/events")
     def api_events():
         after = _sequence_number("'after'", request.args.get("after")) or 0
         events = host.store.game_events(host.game_id, after=after)
+        if not may_see_hidden_cash():
+            # what happened and when, never what was sent: a body (or its source) could give the amount away
+            return jsonify([{"seq": e.seq, "game_id": e.game_id, "kind": e.kind, "at": e.at} for e in events])
         return jsonify([e.to_dict() for e in events])
 
     @app.get("/api/record")
     def api_record():
         """The current game as a game record: one JSON object per line, one line per event."""
+        if not may_see_hidden_cash():
+            # a record without its bodies could not be loaded again, so it is refused rather than cut down
+            raise ApiError(401, "some cash is hidden: enter the table PIN to download the game record",
+                           pin_required=True)
         lines = "".join(strict_json.dumps(e.to_dict(), separators=(",", ":")) + "\n"
                         for e in host.store.game_events(host.game_id))
         return Response(lines, mimetype="application/x-ndjson",

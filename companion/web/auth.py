@@ -17,20 +17,28 @@ sent one by one:
 
 The table's ration could lock out a new tablet while someone guesses from many
 addresses; a tablet that has logged in before carries a device cookie (an HMAC of a
-random id under a key derived from the PIN hash, so it survives restarts and a new
-PIN revokes it) and is rationed on its own, never by the table's ration.
+random id under a key from a secret kept in the state directory beside the PIN it
+was made under, so it survives restarts and a new PIN revokes it) and is rationed
+on its own, never by the table's ration.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
+import logging
 import secrets
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
+from companion.foundation.atomic import write_atomic
 from companion.foundation.clock import Clock
 from companion.foundation.pin import verify_pin
+
+log = logging.getLogger(__name__)
+DEVICE_KEY_FILE = "device-key.json"
 
 COOKIE = "companion_session"
 DEVICE_COOKIE = "companion_device"
@@ -103,16 +111,53 @@ class _Ration:
         self.tokens = min(self.burst, self.tokens + 1.0)
 
 
+def device_secret(state_dir: str | Path, pin_hash: str | None, pin_plain: str | None = None) -> bytes | None:
+    """The device cookies' secret, kept in `state_dir` for as long as the PIN stays the same.
+
+    A PIN written plain in the config is hashed with a fresh salt at every start, so a key derived
+    from that hash changed at every restart and every tablet's cookie died with it (then a known
+    tablet counted as a stranger). The secret is therefore random and stored once (mode 0600, written
+    atomically) with the PIN hash it was made under: the same PIN at the next start (checked against
+    that hash when the PIN is plain, compared as text when the config holds a hash) finds it again;
+    a new PIN gets a new secret, which revokes every cookie. None when the file cannot be kept
+    (the caller then derives the key from the PIN hash, as before).
+    """
+    if not pin_hash:
+        return None
+    path = Path(state_dir) / DEVICE_KEY_FILE
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        stored, secret = kept["pin"], bytes.fromhex(kept["secret"])
+        same = verify_pin(pin_plain, stored) if pin_plain is not None else hmac.compare_digest(stored, pin_hash)
+        if same and len(secret) >= 16:
+            return secret
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("%s: unreadable, making a new device key (tablets log in again): %s", path, exc)
+    secret = secrets.token_bytes(32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({"pin": pin_hash, "secret": secret.hex()}) + "\n", mode=0o600)
+    except OSError as exc:
+        log.warning("%s: cannot keep the device key (tablets log in again after a restart): %s", path, exc)
+        return None
+    return secret
+
+
 class PinGuard:
-    def __init__(self, pin_hash: str | None, clock: Clock | None = None):
+    def __init__(self, pin_hash: str | None, clock: Clock | None = None, device_secret: bytes | None = None):
         self.pin_hash = pin_hash
         self.clock = clock or Clock()
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
         self._places: dict[str, _Place] = {}
         self._ration = _Ration(TABLE_BURST, TABLE_GUESSES_PER_HOUR, self.clock.now())
-        # device cookies stay valid across restarts and die with the PIN they were issued under
-        self._device_key = hashlib.sha256(b"companion device\0" + (pin_hash or "").encode()).digest()
+        # device cookies stay valid across restarts and die with the PIN they were issued under: the kept
+        # secret (see device_secret) when there is one, else the PIN hash itself (stable only when the
+        # config holds a hash)
+        base = device_secret if device_secret is not None else (pin_hash or "").encode()
+        self._device_key = hashlib.sha256(b"companion device\0" + base).digest()
 
     @property
     def required(self) -> bool:

@@ -230,3 +230,48 @@ def test_hash_pin_suggests_six_digits(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("246813\n"))
     assert main(["hash-pin", "--stdin"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_device_cookies_survive_a_restart_with_a_plain_pin_and_die_with_a_new_pin(tmp_path, clock):
+    """Issue 34 item 9: a plain PIN is hashed with a fresh salt at each start; the device key must not follow it."""
+    import os
+    import stat
+
+    from companion.web.auth import DEVICE_KEY_FILE
+
+    def start(pin):
+        cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False}, "web": {"pin": pin}}),
+                                  store_path=tmp_path / "db.sqlite3")
+        c = Companion(cfg, clock=clock)
+        return c, create_app(c)
+
+    c, app = start(PIN)
+    tablet = from_address(app.test_client(), "10.0.0.7")
+    assert login(tablet).status_code == 200
+    device = tablet.get_cookie(DEVICE_COOKIE).value
+    c.stop()
+    key_file = tmp_path / DEVICE_KEY_FILE
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600 and PIN not in key_file.read_text()
+
+    c, app = start(PIN)                       # restart: same state directory, same plain PIN, a new salt
+    try:
+        guard = app.extensions["pin_guard"]
+        assert guard.known_device(device) is not None
+        # and it still counts as a known tablet: it gets in while strangers have spent the table's ration
+        again = from_address(app.test_client(), "10.0.0.9")
+        again.set_cookie(DEVICE_COOKIE, device)
+        r = login(again)
+        assert r.status_code == 200 and again.get_cookie(DEVICE_COOKIE).value == device
+    finally:
+        c.stop()
+
+    c, app = start("135790")                  # a new PIN revokes every device cookie
+    try:
+        assert app.extensions["pin_guard"].known_device(device) is None
+    finally:
+        c.stop()
+    c, app = start(PIN)                       # ... for good, even going back to the old PIN
+    try:
+        assert app.extensions["pin_guard"].known_device(device) is None
+    finally:
+        c.stop()

@@ -392,7 +392,8 @@
         var regionBoxes = Object.keys(view.regions).map(function (r) {
           var on = d.regions && d.regions.indexOf(r) >= 0;
           return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
-            (view.regions[r].bonus === null ? " (+?)" : " (+" + view.regions[r].bonus + ")")]);
+            // the map data lacks some printed bonuses: say so, and where the table can give the number instead
+            (view.regions[r].bonus === null ? " (bonus unknown: type the total above)" : " (+" + view.regions[r].bonus + ")")]);
         });
         form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Whole regions held")].concat(regionBoxes)));
         var capitalBoxes = view.players.map(function (p) {

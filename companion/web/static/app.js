@@ -642,7 +642,7 @@
       el("button", { class: "btn bd-move", type: "button", onclick: () => api.act({ type: "move", move: m.move }).catch(showError) },
         el("span", {}, m.text),
         // a pass has no verdict (it moves nothing): no rating beside it
-        m.verdict ? el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips") : null)))));
+        m.verdict ? el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips") : null))));
     root.replaceChildren(el("div", { class: "bd" },
       el("div", { class: "card bd-arm" }, armSvg(v), gauge(v), el("div", { class: "bd-live" })),
       el("div", { class: "card bd-play" }, players,

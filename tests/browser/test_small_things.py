@@ -53,3 +53,20 @@ def test_risk_dice_buttons_draw_without_an_emoji_font(browser, table):
         assert page.errors == []
     finally:
         context.close()
+
+
+def test_balance_duels_score_panel_marks_the_winner(browser, table):
+    table.new_game("balance_duels", {"players": 2, "names": ["Dora", "Emil"], "tip_judge": "table"})
+    table.roll(1)
+    context, page = unlocked(browser, table, TABLET)
+    try:
+        open_page(page, table)
+        page.locator(".bd-move").first.click()
+        # Dora's placement, then the table reports the tip: Emil wins with no pawn home, Dora has one on the arm
+        page.get_by_role("button", name="The arm tipped").click(timeout=5000)
+        wait_for_js(page, "document.querySelector('#scores') && document.querySelector('#scores').textContent.includes('won')", timeout=5000)
+        row = page.locator("#scores tr", has_text="Emil")
+        assert "won" in row.inner_text() and "won" not in page.locator("#scores tr", has_text="Dora").inner_text()
+        assert page.errors == []
+    finally:
+        context.close()

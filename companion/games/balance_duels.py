@@ -557,7 +557,8 @@ def indicator(model: Model, state: State) -> str:
         return "red"
     if state.roll is None or state.over:
         return "off"
-    verdicts = {a.verdict for _, a in assess_all(model, state, state.roll)}
+    # passes left out: standing still is never what "some moves tip" warns of
+    verdicts = {a.verdict for m, a in assess_all(model, state, state.roll) if m.kind not in ("pass", "cant_play")}
     return "green" if verdicts <= {"safe"} else "amber"
 
 
@@ -580,6 +581,11 @@ def view(model: Model, state: State) -> dict:
         moves = [{"move": m.to_dict(), "text": m.describe(state), "verdict": "safe", "tip_probability": 0.0,
                   "torque_after": round(torque, 1), "margin": round(model.tip_torque - abs(torque), 1)}
                  for m in legal_moves(model, state, None)]
+    for entry in moves:
+        # A pass touches no pawn, so it cannot tip the arm: the chance computed for the arm as it stands is
+        # the uncertainty of the pawns' places, not a risk of this choice, and shown as one it reads as a warning
+        if entry["move"]["kind"] in ("pass", "cant_play"):
+            entry.update(verdict=None, tip_probability=None)
     players = []
     for seat in range(1, state.players + 1):
         mine = [p for p in state.pawns if p.seat == seat]

@@ -23,6 +23,7 @@ from companion.games.imperial_state import (
     _swiss_banks,
 )
 from companion.games.imperial_scoring import _winners
+from companion.games.narration import _plural
 
 
 def _expect_phase(state: State, phases: tuple[str, ...], kind: str) -> None:
@@ -72,7 +73,8 @@ def _expected(state: State) -> str:
         return f"{who}: build a factory for {FACTORY_PRICE} million, or skip"
     if state.phase == PRODUCTION:
         armies, fleets = _production_limits(mover)
-        return f"{who}: produce up to {armies} armies and {fleets} fleets"
+        # counted in words ("1 army", not "1 armies"): this line is the header the table reads
+        return f"{who}: produce up to {_plural(armies, 'army', 'armies')} and {_plural(fleets, 'fleet')}"
     if state.phase == IMPORT:
         return f"{who}: import up to {MAX_IMPORTS} units at {IMPORT_PRICE} million each, or skip"
     if state.phase == MANEUVER:

@@ -45,6 +45,7 @@ from companion.games.imperial_state import (
 )
 from companion.games.imperial_phases import _expect_phase, _production_limits
 from companion.games.imperial_investment import _after_action
+from companion.games.narration import _plural
 
 
 def _taxation(state: State, nation_id: str) -> State:
@@ -101,7 +102,7 @@ def _produce(state: State, action: Mapping[str, Any]) -> State:
     armies = _int_arg(action, "armies", 0, max_armies, default=max_armies)
     fleets = _int_arg(action, "fleets", 0, max_fleets, default=max_fleets)
     state = _with_nation(state, replace(nation, armies=nation.armies + armies, fleets=nation.fleets + fleets))
-    return _after_action(_note(state, f"{_name(nation.id)} produces {armies} armies and {fleets} fleets"))
+    return _after_action(_note(state, f"{_name(nation.id)} produces {_plural(armies, 'army', 'armies')} and {_plural(fleets, 'fleet')}"))
 
 
 def _import(state: State, action: Mapping[str, Any]) -> State:
@@ -130,7 +131,7 @@ def _import(state: State, action: Mapping[str, Any]) -> State:
     state = _transfer(state, _treasury(nation.id), BANK, IMPORT_PRICE * len(units), f"importing {len(units)} units")
     nation = _nation(state, nation.id)
     state = _with_nation(state, replace(nation, armies=nation.armies + armies, fleets=nation.fleets + fleets))
-    return _after_action(_note(state, f"{_name(nation.id)} imports {armies} armies and {fleets} fleets"))
+    return _after_action(_note(state, f"{_name(nation.id)} imports {_plural(armies, 'army', 'armies')} and {_plural(fleets, 'fleet')}"))
 
 
 def _skip(state: State, action: Mapping[str, Any]) -> State:

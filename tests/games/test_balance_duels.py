@@ -351,3 +351,16 @@ def test_an_advance_without_its_start_holder_is_refused_by_name(model):
         bd.apply(model, s, {"kind": "advance", "seat": 1, "roll": 4, "size": "L", "to_holder": "W1"})
     with pytest.raises(RuleError, match="from_holder"):
         bd.apply(model, s, {"kind": "advance", "seat": 1, "roll": 4, "size": "L", "from_holder": "X9", "to_holder": "W1"})
+
+
+def test_a_pass_carries_no_tip_rating_even_on_a_leaning_arm(model):
+    # the arm already leans close to tipping (18 % if it were a move), yet a pass moves nothing
+    s = replace(with_pawns(bd.new_game(model), [(1, "L", "E1"), (1, "L", "E2"), (1, "L", "E6")]), roll=3)
+    assert bd.assess(model, s, pick(model, s, 3, kind="pass")).verdict == "risky"
+    moves = bd.view(model, s)["moves"]
+    passes = [m for m in moves if m["move"]["kind"] == "pass"]
+    assert passes and all(m["verdict"] is None and m["tip_probability"] is None for m in passes)
+    assert all(m["verdict"] in ("safe", "risky", "tips") for m in moves if m["move"]["kind"] != "pass")
+    # with no roll yet (house rule), the pass offered is not rated either
+    quiet = replace(s, roll=None, options=replace(s.options, pass_needs_roll=False))
+    assert all(m["verdict"] is None for m in bd.view(model, quiet)["moves"] if m["move"]["kind"] == "pass")

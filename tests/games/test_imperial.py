@@ -523,6 +523,17 @@ def test_production_one_unit_per_unoccupied_factory(three):
     assert state.nations[state.turn].id == "china"
 
 
+def test_production_prompt_counts_units_in_the_players_words(three):
+    state = play(
+        three,
+        correct("factory", True, nation="russia", city="brown2"),
+        correct("occupiers", ["india"], nation="russia", city="brown1"),
+        move("russia", "production2"),
+    )
+    # one of each: the header must not read "1 armies and 1 fleets"
+    assert view(state)["expected"].endswith("produce up to 1 army and 1 fleet")
+
+
 def test_production_with_every_factory_occupied_does_nothing(three):
     state = play(
         three,

@@ -287,7 +287,10 @@
       turn = (v.turn && v.turn.player) || v.setup_player || null;
       result = over && v.winner ? `${v.winner} wins` : null;
     }
-    return { players, turn: over ? null : turn, over, result: result || v.message || "" };
+    // winners by name, for the score panel's mark (Balance Duels names them by seat)
+    const won = !over ? [] : state.game === "balance_duels" ? (v.winners || []).map((s) => (list.find((p) => p.seat === s) || {}).name)
+      : state.game === "imperial" ? v.winners || [] : [v.winner];
+    return { players, turn: over ? null : turn, over, won, result: result || v.message || "" };
   }
   // the initial in black or white, whichever reads on the player's colour
   function inkOn(colour) {
@@ -390,7 +393,8 @@
     const names = [...new Set([...seats.players.map((p) => p.name).filter((n) => n in scores || hidden.includes(n)), ...Object.keys(scores)])];
     const colour = (n, i) => (seats.players.find((p) => p.name === n) || { colour: PLAYER_COLOURS[i % 6] }).colour;
     $("scores").replaceChildren(el("table", { class: "scores" },
-      names.map((n, i) => el("tr", {}, el("td", {}, swatch({ name: n, colour: colour(n, i) }), " ", n),
+      // the score alone can point the wrong way (Balance Duels counts pawns home, a tip decides too): mark who won
+      names.map((n, i) => el("tr", {}, el("td", {}, swatch({ name: n, colour: colour(n, i) }), " ", n, (seats.won || []).includes(n) ? el("b", { class: "won" }, " · won") : null),
         el("td", { class: "num" + (n in scores ? "" : " hidden") }, n in scores ? scores[n] : "hidden")))));
     $("score-chart").replaceChildren(scoreChart(state.score_history || [], names, colour));
   }
@@ -641,7 +645,8 @@
     const moves = el("ul", { class: "bd-moves", "aria-label": "legal moves" }, v.moves.map((m) => el("li", {},
       el("button", { class: "btn bd-move", type: "button", onclick: () => api.act({ type: "move", move: m.move }).catch(showError) },
         el("span", {}, m.text),
-        el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips")))));
+        // a pass has no verdict (it moves nothing): no rating beside it
+        m.verdict ? el("span", { class: "verdict " + m.verdict }, m.verdict === "safe" ? "✓ safe" : m.verdict === "risky" ? `⚠ ${(m.tip_probability * 100).toFixed(0)}%` : "✕ tips") : null))));
     root.replaceChildren(el("div", { class: "bd" },
       el("div", { class: "card bd-arm" }, armSvg(v), gauge(v), el("div", { class: "bd-live" })),
       el("div", { class: "card bd-play" }, players,

@@ -284,14 +284,15 @@
     picker.appendChild(labelled("Defender dice", defCount));
     box.appendChild(picker);
     box.appendChild(h("div", { "class": "rk-row" }, [
-      button("\uD83C\uDFB2 Roll for me", function () {
+      // the die is drawn by the style sheet (.rk-roll): an emoji die is an empty box on a Chromium without an emoji font
+      button("Roll for me", function () {
         var na = parseInt(attCount.value, 10), nd = parseInt(defCount.value, 10);
         api.roll(na + nd).then(function (values) {
           return rerollOnes(api, values.slice(0, na), Math.min(a.recon, na)).then(function (attack) {
             return send({ type: "battle", attacker_dice: attack, defender_dice: values.slice(na, na + nd) });
           });
         }).catch(send.fail);
-      }, { "class": "rk-btn rk-primary" }),
+      }, { "class": "rk-btn rk-primary rk-roll" }),
       manualDice(a, send)
     ]));
     if (!a.uprising) box.appendChild(button("Call off the attack", function () { send({ type: "stop_attack" }); }));
@@ -320,7 +321,7 @@
       box.appendChild(h("p", {}, r.lost + " neutral troops in the table. Need " + r.needed + "+ on two dice (" + pct(r.chance) +
         ") to return " + r.would_return + "."));
       box.appendChild(h("div", { "class": "rk-row" }, [
-        button("\uD83C\uDFB2 Roll resistance", function () { api.roll(2).then(function (d) { return send({ type: "neutral_resistance", roll: d }); }).catch(send.fail); }, { "class": "rk-btn rk-primary" }),
+        button("Roll resistance", function () { api.roll(2).then(function (d) { return send({ type: "neutral_resistance", roll: d }); }).catch(send.fail); }, { "class": "rk-btn rk-primary rk-roll" }),
         button("Skip (all to the box)", function () { send({ type: "neutral_resistance", decline: true }); })
       ]));
     }
@@ -392,7 +393,8 @@
         var regionBoxes = Object.keys(view.regions).map(function (r) {
           var on = d.regions && d.regions.indexOf(r) >= 0;
           return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
-            (view.regions[r].bonus === null ? " (+?)" : " (+" + view.regions[r].bonus + ")")]);
+            // the map data lacks some printed bonuses: say so, and where the table can give the number instead
+            (view.regions[r].bonus === null ? " (bonus unknown: type the total above)" : " (+" + view.regions[r].bonus + ")")]);
         });
         form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Whole regions held")].concat(regionBoxes)));
         var capitalBoxes = view.players.map(function (p) {

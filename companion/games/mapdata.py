@@ -45,6 +45,18 @@ class MapFileError(ValueError):
     """A completion the tracker will not use; str() names the file and line, or the field."""
 
 
+class MapWriteError(OSError):
+    """The completion file could not be written (full disk, read-only folder, ...); the old file is kept.
+
+    str() names the cause in words; `errno` is the first OSError's. Still an OSError, so a caller that
+    caught the writer's OSError before keeps catching it.
+    """
+
+    def __init__(self, message: str, errno_: int | None):
+        super().__init__(message)
+        self.errno = errno_
+
+
 @dataclass(frozen=True)
 class MapForm:
     """What one game's completion may hold, and the shipped facts it must not contradict.

@@ -7,21 +7,36 @@ the page, and written atomically, so a power cut leaves the old file or the new 
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 from typing import Any, Mapping
 
 from companion.foundation.atomic import write_atomic
-from companion.games.mapdata import MAX_FILE_BYTES, MapFileError, MapForm
+from companion.games.mapdata import MAX_FILE_BYTES, MapFileError, MapForm, MapWriteError
 from companion.games.registry import map_forms
+
+
+_WRITE_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the maps folder is on a read-only file system",
+    errno.EACCES: "the maps folder may not be written",
+    errno.EPERM: "the maps folder may not be written",
+}
+
+
+def _check_size(size: int, source: str, tail: str = "; this is not a map completion") -> None:
+    """The loader's bound on a file's size, shared with the writer so a saved file always loads."""
+    if size > MAX_FILE_BYTES:
+        raise MapFileError(f"{source}:1: larger than {MAX_FILE_BYTES // 1024} KiB{tail}")
 
 
 def load_completion(form: MapForm, path: Path) -> dict[str, Any]:
     """The completion in `path` (empty when there is none); MapFileError as FILE:LINE: problem."""
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise MapFileError(f"{p}:1: larger than {MAX_FILE_BYTES // 1024} KiB; this is not a map completion")
+        _check_size(p.stat().st_size, str(p))
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         return form.empty()
@@ -31,10 +46,28 @@ def load_completion(form: MapForm, path: Path) -> dict[str, Any]:
 
 
 def save_completion(form: MapForm, path: Path, data: Mapping[str, Any]) -> Path:
-    """Written whole or not at all (a power cut leaves the old file)."""
+    """Written whole or not at all (a power cut leaves the old file).
+
+    The text is first put through the loader's own checks (its size bound, then parse: counts, name lengths),
+    so a file this writes can never stop the next start; MapFileError (nothing written) when it would.
+    An OSError while writing becomes MapWriteError naming the cause; write_atomic has kept the old file.
+    """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    return write_atomic(p, form.render(data))
+    text = form.render(data)
+    try:
+        # the loader bounds the file's bytes (st_size), not its characters: a non-ASCII name takes more
+        _check_size(len(text.encode("utf-8")), str(p), tail="")
+        form.parse(text, str(p))
+    except MapFileError as exc:
+        problem = str(exc).split(": ", 1)[-1]
+        raise MapFileError(f"the map file would not load at the next start ({problem}); "
+                           "the map already holds as much as its file can") from None
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return write_atomic(p, text)
+    except OSError as exc:
+        cause = _WRITE_CAUSES.get(exc.errno) or (exc.strerror or str(exc))
+        raise MapWriteError(f"the map file {p} could not be written: {cause}", exc.errno) from exc
 
 
 class MapCompletions:

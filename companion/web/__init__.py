@@ -20,7 +20,7 @@ from flask import Flask, Response, jsonify, request, send_from_directory
 
 from companion.foundation import strict_json
 from companion.games.base import RuleError
-from companion.games.mapdata import MapFileError
+from companion.games.mapdata import MapFileError, MapWriteError
 from companion.games.refusals import in_words
 from companion.store import StoreError
 from companion.web.auth import COOKIE, DEVICE_COOKIE, DEVICE_S, SESSION_S, Locked, PinGuard, device_secret
@@ -456,6 +456,11 @@ def create_app(companion) -> Flask:
             completed = companion.complete_map(game, _body().get("add"))
         except MapFileError as exc:
             raise ApiError(400, f"nothing was saved: {in_words(str(exc), 'map')}") from None
+        except MapWriteError as exc:
+            # as the store's own disk errors: a full disk or a read-only folder may be mended, so the page's retry
+            # should come later (api_error adds Retry-After to every 503); the old file is kept
+            log.error("maps: %s", exc)
+            raise ApiError(503, f"nothing was saved, the old map file is kept: {exc}") from None
         return jsonify({"ok": True, "game": game, "completed": completed, "state": state_payload()})
 
     history_api.install(app, companion, change, ApiError, _body)      # the plays, people and ratings (game nights)

@@ -285,8 +285,14 @@ def inject(table: Table, fault: Fault, *, duration_s: float | None = None) -> Ou
         others = [d for d in table.state()["live"]["devices"] if d["name"] not in names]
         # a button listed here is unavailable, and has no samples: it fails the check instead of the lab
         fresh = {d["name"]: d.get("samples", 0) for d in others}
-        table.run(0.2)
-        later = {d["name"]: d.get("samples", 0) for d in table.state()["live"]["devices"] if d["name"] not in names}
+        # read on means their counts grow: in real time a busy machine may not run the sensor thread within one
+        # short look, so look again for a few seconds before calling them stopped
+        for _ in range(25):
+            table.run(0.2)
+            later = {d["name"]: d.get("samples", 0) for d in table.state()["live"]["devices"]
+                     if d["name"] not in names}
+            if all(later.get(n, 0) > fresh[n] for n in fresh):
+                break
         out.others_ok = all(d["ok"] for d in others) and all(later.get(n, 0) > fresh[n] for n in fresh)
         if not out.others_ok:
             out.problems.append("the other devices stopped being read or were marked unavailable too")

@@ -115,6 +115,35 @@ def test_filters_by_game_and_player(browser, nights):
         context.close()
 
 
+def test_an_older_answer_that_comes_back_last_does_not_paint_over_the_newer_filter(browser, nights):
+    context, page = open_history(browser, nights, SIZES[0])
+    held = []
+
+    def hold_the_unfiltered(route):
+        # the answer for "every play" is held until the player's filter has drawn, then let through: the order a
+        # busy daemon can answer in
+        if "player=" not in route.request.url and "/api/plays?" in route.request.url:
+            held.append(route)
+        else:
+            route.continue_()
+
+    try:
+        page.route("**/api/plays?*", hold_the_unfiltered)
+        page.select_option(".hist-filters select >> nth=0", "")
+        page.fill(".hist-filters input[type=search]", "ZOE")
+        page.press(".hist-filters input[type=search]", "Enter")
+        zoe = sum(1 for t in nights.truth.values() if any(n.casefold() in ("zoë", "zoe") for n in t.names))
+        wait_for_js(page, f"document.querySelectorAll('.hist-play').length === {zoe}")
+        assert held, "the unfiltered request never went out: the test did not make the race it is about"
+        for route in held:
+            route.continue_()
+        page.wait_for_timeout(500)      # the held answer arrives and must be dropped
+        assert page.locator(".hist-play").count() == zoe
+    finally:
+        page.unroute("**/api/plays?*")
+        context.close()
+
+
 def test_the_plays_shown_download_for_a_spreadsheet_and_for_bg_stats(browser, nights):
     import csv
     import io

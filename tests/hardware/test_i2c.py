@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from companion.foundation.clock import FakeClock
 from companion.hardware.accelerometers import ADXL345, MPU6050, make_accelerometer
 from companion.hardware.faults import DeviceFault
 from companion.hardware.interfaces import Accelerometer, LoadCell, SensorFault
@@ -71,14 +72,15 @@ def test_nau7802_wrong_revision_is_a_fault_naming_the_chip(i2c):
 
 
 def test_nau7802_that_never_converts_ends_within_the_deadline(i2c):
+    # the driver's own time (a clock its polls advance), so that a busy machine cannot stretch the polls past the
+    # worker's grace and turn the chip's fault into the worker's "no answer"
+    clock = FakeClock()
     i2c.add(0x2A, NAU7802Chip([], settle_garbage=0))
-    cell = NAU7802Cell("load0", smbus_factory=i2c.factory)
-    start = time.monotonic()
+    cell = NAU7802Cell("load0", smbus_factory=i2c.factory, clock=clock, poll_s=0.01)
+    start = clock.now()
     with pytest.raises(DeviceFault) as info:
-        # a deadline long enough for the chip's calibration to finish on a busy machine, so that what ends the
-        # read is the missing conversion
-        cell.read(1.5)
-    assert time.monotonic() - start < 3.5      # ended by its deadline: the chip never converts
+        cell.read(0.5)
+    assert 0.5 <= clock.now() - start <= 0.5 + 0.011     # ended by its deadline, one poll at most after it
     assert "no conversion" in info.value.problem
     assert cell.health()["timeouts"] == 1
     cell.close()

@@ -83,6 +83,10 @@
   const filters = { game: "", player: "", since: "", until: "", status: "all" };
   let shown = [];
   let total = 0;
+  // each drawing of the body takes a number: an answer that comes back after a later filter or tab was chosen is
+  // dropped, so a slow request never paints over the newer one
+  let drawing = 0;
+  function turn() { const mine = ++drawing; return () => mine === drawing; }
 
   function frame() {
     let root = $("history");
@@ -119,7 +123,8 @@
   function show() {
     frame();
     const views = { plays: showPlays, players: showPlayers, games: showGames, ratings: showRatings };
-    views[tab]().catch((e) => { $("hist-body").replaceChildren(el("p", { class: "error", role: "alert" }, e.message)); });
+    const before = drawing;
+    views[tab]().catch((e) => { if (drawing === before + 1) $("hist-body").replaceChildren(el("p", { class: "error", role: "alert" }, e.message)); });
   }
   const gameSelect = (value, all, onchange, label) => el("select", { class: "hist-input", "aria-label": label, onchange },
     all ? el("option", { value: "" }, "All games") : null,
@@ -146,8 +151,10 @@
     return el("a", { class: "btn", href: "/api/plays/export?" + q.toString(), download: "", "data-export": format }, text);
   }
   async function showPlays() {
+    const current = turn();
     const body = $("hist-body");
     const people = await get("/api/people?limit=200").catch(() => ({ people: [] }));
+    if (!current()) return;
     const change = (k) => (ev) => { filters[k] = ev.target.value; showPlays(); };
     const form = el("div", { class: "hist-filters" },
       el("label", {}, "Game ", gameSelect(filters.game, true, change("game"), "game")),
@@ -159,6 +166,7 @@
       el("label", {}, "Show ", el("select", { class: "hist-input", onchange: change("status") },
         [["all", "every play"], ["finished", "finished"], ["unfinished", "unfinished"]].map(([v, t]) => el("option", { value: v, selected: v === filters.status }, t)))));
     const page = await get(query(0));
+    if (!current()) return;
     shown = page.plays;
     total = page.total;
     const list = el("ol", { class: "hist-plays", id: "hist-plays" }, shown.map(playRow));
@@ -190,7 +198,9 @@
   }
 
   async function showPlay(id) {
+    const current = turn();
     const p = await get(`/api/plays/${id}`);
+    if (!current()) return;
     const body = $("hist-body");
     const standing = [...p.players].sort((a, b) => (a.rank || 99) - (b.rank || 99) || a.seat - b.seat);
     const facts = [
@@ -288,7 +298,9 @@
 
   // ---------------------------------------------------------------- players
   async function showPlayers() {
+    const current = turn();
     const data = await get("/api/stats?limit=200");
+    if (!current()) return;
     const body = $("hist-body");
     const msg = el("p", { class: "error", role: "alert", id: "hist-people-msg" });
     const names = data.players.map((p) => p.name);
@@ -332,7 +344,9 @@
 
   // ---------------------------------------------------------------- games
   async function showGames() {
+    const current = turn();
     const data = await get("/api/stats?limit=1");
+    if (!current()) return;
     const cards = data.games.map((g) => {
       const rows = [["Plays", `${g.plays} (${g.unfinished} unfinished)`], ["Average length", g.timed ? duration(g.average_played_s) : "not known"],
         ["Average winning score", num(g.average_winning_score)]];
@@ -351,7 +365,9 @@
   let ratingGame = "";
   async function showRatings() {
     if (!ratingGame) ratingGame = (games[0] || {}).name || "balance_duels";
+    const current = turn();
     const data = await get(`/api/ratings?game=${encodeURIComponent(ratingGame)}&limit=50`);
+    if (!current()) return;
     const top = Math.max(50, ...data.ratings.map((r) => r.mu + 2 * r.sigma));
     const bar = (r) => {
       const svg = el("svg:svg", { viewBox: "0 0 300 40", class: "hist-rating", role: "img", "aria-label": `${r.name}: ${num(r.mu)} plus or minus ${num(2 * r.sigma)}` });

@@ -448,7 +448,7 @@ def apply(model: Model, state: State, move: Move | Mapping[str, Any]) -> State:
     after = _execute(model, state, move)
     if move.kind == "rearrange":
         return replace(after, home_unjudged=False)
-    if state.options.tip_judge == "model" and bp.tips(model, bp.net_torque(model, after.on_arm())):
+    if state.options.tip_judge == "model" and bp.tips(model, bp.net_torque(model, after.on_arm()), after.on_arm()):
         return _after_tip(after, move.seat)
     if move.kind in ("place", "advance") and _all_home(model, after, after.pawns, move.seat):
         winners = tuple(s for s in after.active if after.team_of(s) == after.team_of(move.seat))
@@ -539,9 +539,9 @@ def assess(model: Model, state: State, move: Move | Mapping[str, Any], *, sigma:
         move = Move.from_dict(move)
     if sigma is None:
         sigma = bp.position_sigma(model, state.on_arm())
-    after = _moved(model, state, move)
-    torque = bp.net_torque(model, ((p.holder, p.size) for p in after if p.holder is not None))
-    return bp.judge(model, torque, sigma)
+    after = [(p.holder, p.size) for p in _moved(model, state, move) if p.holder is not None]
+    # the arm as this move leaves it loaded: its own τ_tip, which falls as pawns above the pivot fill it
+    return bp.judge(model, bp.net_torque(model, after), sigma, after)
 
 
 def assess_all(model: Model, state: State, roll: int) -> list[tuple[Move, bp.Assessment]]:
@@ -566,6 +566,7 @@ def view(model: Model, state: State) -> dict:
     names = state.options.names
     per_holder = torque_per_holder(model, state)
     torque = sum(per_holder.values())
+    tip_now = bp.tip_torque(model, state.on_arm())
     holders = []
     for h in model.holders:
         holders.append({
@@ -579,7 +580,7 @@ def view(model: Model, state: State) -> dict:
             moves.append({"move": m.to_dict(), "text": m.describe(state), **a.to_dict()})
     elif not state.over:
         moves = [{"move": m.to_dict(), "text": m.describe(state), "verdict": "safe", "tip_probability": 0.0,
-                  "torque_after": round(torque, 1), "margin": round(model.tip_torque - abs(torque), 1)}
+                  "torque_after": round(torque, 1), "margin": round(tip_now - abs(torque), 1)}
                  for m in legal_moves(model, state, None)]
     for entry in moves:
         # A pass touches no pawn, so it cannot tip the arm: the chance computed for the arm as it stands is
@@ -619,8 +620,8 @@ def view(model: Model, state: State) -> dict:
         "model": model.to_dict(),
         "holders": holders,
         "net_torque": round(torque, 1),
-        "tip_torque": round(model.tip_torque, 1),
-        "margin": round(model.tip_torque - abs(torque), 1),
+        "tip_torque": round(tip_now, 1),
+        "margin": round(tip_now - abs(torque), 1),
         "players": players,
         "to_move": state.to_move,
         "roll": state.roll,

@@ -25,6 +25,7 @@ DEFAULT_PAWN_MASS_G = {"L": 10.0, "M": 6.0}
 DEFAULT_MASS_SIGMA_G = {"L": 0.3, "M": 0.2}
 DEFAULT_TIP_SIGMA_FRACTION = 0.03
 DEFAULT_RISKY_PROBABILITY = 0.02
+MAX_PAWN_HEIGHT_MM = 200.0
 
 
 class ModelError(ValueError):
@@ -59,10 +60,22 @@ class Physics:
     mass_sigma_g: Mapping[str, float]
     tip_sigma_gmm: float
     risky_probability: float
+    # how high the pawns' centre of mass sits above the pivot: each gram there leans out as the arm tilts, so a
+    # loaded arm is less stiff (κ_eff = κ − Σ m·h) and tips at a smaller torque
+    pawn_height_mm: float = 0.0
 
     @property
     def tip_torque(self) -> float:
+        """τ_tip of the empty arm."""
         return self.kappa_gmm * math.sin(math.radians(self.theta_max_deg))
+
+    def kappa_at(self, load_g: float) -> float:
+        """κ_eff with `load_g` grams of pawns on the arm."""
+        return max(0.05 * self.kappa_gmm, self.kappa_gmm - self.pawn_height_mm * load_g)
+
+    def tip_torque_at(self, load_g: float) -> float:
+        """τ_tip with `load_g` grams of pawns on the arm: it falls as the arm fills when the pawns sit above the pivot."""
+        return self.kappa_at(load_g) * math.sin(math.radians(self.theta_max_deg))
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,7 @@ class Model:
             "kappa_gmm": self.physics.kappa_gmm,
             "theta_max_deg": self.physics.theta_max_deg,
             "pawn_mass_g": dict(self.physics.pawn_mass_g),
+            "pawn_height_mm": self.physics.pawn_height_mm,
             "holders": [{"id": h.id, "x_mm": h.x_mm, "capacity": h.capacity} for h in self.holders],
             "seats": {str(s): {"start": list(p.start), "finish": list(p.finish)} for s, p in self.seats.items()},
         }
@@ -130,6 +144,7 @@ def make_physics(
     mass_sigma_g: Mapping[str, float] | None = None,
     tip_sigma_gmm: float | None = None,
     risky_probability: float | None = None,
+    pawn_height_mm: float | None = None,
 ) -> Physics:
     kappa = DEFAULT_KAPPA_GMM if kappa_gmm is None else _number(kappa_gmm, "kappa_gmm")
     theta = DEFAULT_THETA_MAX_DEG if theta_max_deg is None else _number(theta_max_deg, "theta_max_deg")
@@ -144,7 +159,10 @@ def make_physics(
     risky = DEFAULT_RISKY_PROBABILITY if risky_probability is None else _number(risky_probability, "risky_probability")
     if not 0 < risky < 1:
         raise ModelError(f"risky_probability must be between 0 and 1, not {risky}")
-    return Physics(kappa, theta, masses, sigmas, tip_sigma, risky)
+    height = 0.0 if pawn_height_mm is None else _number(pawn_height_mm, "pawn_height_mm", positive=False)
+    if abs(height) > MAX_PAWN_HEIGHT_MM:
+        raise ModelError(f"pawn_height_mm must be within ±{MAX_PAWN_HEIGHT_MM:g} mm of the pivot, not {height!r}")
+    return Physics(kappa, theta, masses, sigmas, tip_sigma, risky, height)
 
 
 def parse_layout(data: Mapping[str, Any], source: str) -> tuple[str, tuple[Holder, ...], dict[int, SeatPath]]:

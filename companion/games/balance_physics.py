@@ -36,9 +36,20 @@ def net_torque(model: Model, pawns: Iterable[tuple[str, str]]) -> float:
     return sum(by_id[h].x_mm * masses[s] for h, s in pawns)
 
 
-def tips(model: Model, torque: float) -> bool:
-    """The arm rests on the board once |τ| reaches τ_tip."""
-    return abs(torque) >= model.tip_torque
+def load_mass(model: Model, pawns: Iterable[tuple[str, str]]) -> float:
+    """Grams of pawns on the arm."""
+    masses = model.physics.pawn_mass_g
+    return sum(masses[s] for _, s in pawns)
+
+
+def tip_torque(model: Model, pawns: Iterable[tuple[str, str]] = ()) -> float:
+    """τ_tip of the arm carrying `pawns`: pawns above the pivot make a loaded arm less stiff, so it tips sooner."""
+    return model.physics.tip_torque_at(load_mass(model, pawns))
+
+
+def tips(model: Model, torque: float, pawns: Iterable[tuple[str, str]] = ()) -> bool:
+    """The arm rests on the board once |τ| reaches τ_tip (of the arm carrying `pawns`)."""
+    return abs(torque) >= tip_torque(model, pawns)
 
 
 def position_sigma(model: Model, pawns: Iterable[tuple[str, str]]) -> float:
@@ -60,9 +71,10 @@ def position_sigma(model: Model, pawns: Iterable[tuple[str, str]]) -> float:
     return math.sqrt(var)
 
 
-def tip_probability(model: Model, torque: float, sigma: float) -> float:
-    """P(|τ| ≥ τ_tip) with τ ~ N(torque, σ_τ) and the threshold's spread folded into sigma."""
-    t = model.tip_torque
+def tip_probability(model: Model, torque: float, sigma: float, pawns: Iterable[tuple[str, str]] = ()) -> float:
+    """P(|τ| ≥ τ_tip) with τ ~ N(torque, σ_τ) and the threshold's spread folded into sigma; τ_tip of the arm
+    carrying `pawns`."""
+    t = tip_torque(model, pawns)
     a = abs(torque)
     if sigma <= 0:
         return 1.0 if a >= t else 0.0
@@ -86,9 +98,11 @@ class Assessment:
         }
 
 
-def judge(model: Model, torque_after: float, sigma: float) -> Assessment:
-    margin = model.tip_torque - abs(torque_after)
-    p = tip_probability(model, torque_after, sigma)
+def judge(model: Model, torque_after: float, sigma: float, pawns_after: Iterable[tuple[str, str]] = ()) -> Assessment:
+    """The verdict on a position: `pawns_after` are the pawns it leaves on the arm (they set its τ_tip)."""
+    pawns_after = list(pawns_after)
+    margin = tip_torque(model, pawns_after) - abs(torque_after)
+    p = tip_probability(model, torque_after, sigma, pawns_after)
     if margin <= 0:
         verdict = "tips"
     elif p >= model.physics.risky_probability:

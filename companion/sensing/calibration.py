@@ -38,6 +38,9 @@ MIN_WEIGHT_COUNTS = 1000.0      # below this a known weight says little about co
 MIN_WEIGHT_SNR = 50.0           # and it must stand this far out of a single reading's noise
 MIN_CELL_SNR = 10.0
 MIN_SAMPLES = 8
+MIN_GROWTH, MAX_GROWTH = 0.3, 3.0
+MAX_HEIGHT_MM = 200.0
+MIN_LOADED_KAPPA = 0.2     # a full arm keeps at least this share of its empty stiffness, or the height is wrong
 
 
 class CalibrationRefused(ValueError):
@@ -70,6 +73,10 @@ class ArmCalibration:
     damping: float = DEFAULT_DAMPING
     arm_inertia_gmm2: float | None = None       # the empty arm's moment of inertia; None: κ·g / ω² from swing_hz
     swing_measured: bool = False                # swing_hz and damping come from a calibration, not the defaults
+    # how high the pawns sit above the pivot (κ_eff = κ − Σ m·h, measured on the loaded arm) and how much of m·x²
+    # a pawn adds to the swing's inertia (measured by the walk through the holders); 0 and 1 until measured
+    pawn_height_mm: float = 0.0
+    inertia_growth: float = 1.0
     holder_x: Mapping[str, float] = field(default_factory=dict)
     tilt_debounce_s: float = DEFAULT_TILT_DEBOUNCE_S
     accelerometer: bool = True
@@ -78,7 +85,16 @@ class ArmCalibration:
 
     @property
     def tip_torque(self) -> float:
+        """τ_tip of the empty arm."""
         return self.kappa_gmm * math.sin(math.radians(self.theta_max_deg))
+
+    def kappa_at(self, load_g: float) -> float:
+        """κ_eff with `load_g` grams of pawns on the arm."""
+        return max(0.05 * self.kappa_gmm, self.kappa_gmm - self.pawn_height_mm * load_g)
+
+    def tip_torque_at(self, load_g: float) -> float:
+        """τ_tip with `load_g` grams of pawns on the arm."""
+        return self.kappa_at(load_g) * math.sin(math.radians(self.theta_max_deg))
 
     def cell(self, name: str) -> CellCalibration | None:
         for c in self.cells:
@@ -91,7 +107,8 @@ class ArmCalibration:
 
     def swing(self) -> ArmSwing:
         """The arm's swing as physics (the prior the follower starts from)."""
-        return ArmSwing.empty(self.kappa_gmm, self.swing_hz, self.damping, self.arm_inertia_gmm2)
+        return ArmSwing.empty(self.kappa_gmm, self.swing_hz, self.damping, self.arm_inertia_gmm2,
+                              height_mm=self.pawn_height_mm, growth=self.inertia_growth)
 
     def to_dict(self) -> dict:
         return {
@@ -102,6 +119,7 @@ class ArmCalibration:
             if self.accelerometer else None,
             "kappa_gmm": self.kappa_gmm, "theta_max_deg": self.theta_max_deg, "tip_torque": round(self.tip_torque, 1),
             "swing_hz": self.swing_hz, "damping": self.damping, "arm_inertia_gmm2": self.arm_inertia_gmm2,
+            "pawn_height_mm": self.pawn_height_mm, "inertia_growth": self.inertia_growth,
             "holders": dict(self.holder_x),
         }
 
@@ -124,11 +142,12 @@ def from_config(cfg: Any) -> ArmCalibration:
 
 
 def calibrated_model(model: Model, cal: ArmCalibration) -> Model:
-    """The model with the calibrated κ, θ_max and holder positions (for the game's tip warnings too)."""
+    """The model with the calibrated κ, θ_max, pawn height and holder positions: the game's tip warnings judge the
+    very arm the follower reads, loaded as it is."""
     phys = model.physics
     physics = make_physics(kappa_gmm=cal.kappa_gmm, theta_max_deg=cal.theta_max_deg,
                            pawn_mass_g=phys.pawn_mass_g, mass_sigma_g=phys.mass_sigma_g,
-                           risky_probability=phys.risky_probability)
+                           risky_probability=phys.risky_probability, pawn_height_mm=cal.pawn_height_mm)
     holders = tuple(replace(h, x_mm=float(cal.holder_x.get(h.id, h.x_mm))) for h in model.holders)
     return Model(model.name, holders, model.seats, physics, model.source)
 
@@ -176,6 +195,10 @@ def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None =
                   f"swing_hz = {f(cal.swing_hz, 4)}", f"damping = {f(cal.damping, 4)}"]
         if cal.arm_inertia_gmm2 is not None:
             lines.append(f"inertia_gmm2 = {f(cal.arm_inertia_gmm2, 0)}")
+        if cal.inertia_growth != 1.0:
+            lines.append(f"inertia_growth = {f(cal.inertia_growth, 4)}      # of m·x², each pawn's share of the swing")
+    if cal.pawn_height_mm != 0.0:
+        lines.append(f"pawn_height_mm = {f(cal.pawn_height_mm, 2)}      # a loaded arm is less stiff: κ − Σ m·h")
     if cal.holder_x:
         lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
         lines += [f"{h} = {f(x, 2)}" for h, x in cal.holder_x.items()]
@@ -213,6 +236,8 @@ class CalibrationFile:
     damping: float | None
     holder_x: Mapping[str, float]
     inertia_gmm2: float | None = None
+    pawn_height_mm: float | None = None
+    inertia_growth: float | None = None
     text: str = field(default="", repr=False)
 
 
@@ -302,13 +327,20 @@ def load_file(path: str | os.PathLike) -> CalibrationFile:
     arm = data.get("arm", {})
     if not isinstance(arm, Mapping):
         raise fail(None, "arm", "[arm] must be a table")
-    known(arm, "arm", {"kappa_gmm", "theta_max_deg", "swing_hz", "damping", "inertia_gmm2"})
+    known(arm, "arm", {"kappa_gmm", "theta_max_deg", "swing_hz", "damping", "inertia_gmm2", "inertia_growth",
+                       "pawn_height_mm"})
     kappa = number(arm, "arm", "kappa_gmm", check=lambda v: None if v > 0 else "must be greater than 0")
     theta = number(arm, "arm", "theta_max_deg", check=lambda v: None if 0 < v < 45 else "must be between 0 and 45")
     swing = number(arm, "arm", "swing_hz", check=lambda v: None if 0.05 <= v <= 20 else "must be from 0.05 to 20 Hz")
     damping = number(arm, "arm", "damping", check=lambda v: None if 0 <= v < 1 else "must be from 0 to below 1")
     inertia = number(arm, "arm", "inertia_gmm2",
                      check=lambda v: None if 1e3 <= v <= 1e10 else "must be from 1e3 to 1e10 g·mm²")
+    growth = number(arm, "arm", "inertia_growth",
+                    check=lambda v: None if MIN_GROWTH <= v <= MAX_GROWTH else
+                    f"must be from {MIN_GROWTH:g} to {MAX_GROWTH:g} (a pawn adds about its m·x² to the swing's inertia)")
+    height = number(arm, "arm", "pawn_height_mm",
+                    check=lambda v: None if abs(v) <= MAX_HEIGHT_MM else
+                    f"must be within ±{MAX_HEIGHT_MM:g} mm (how high the pawns sit above the pivot)")
     holders = data.get("holders", {})
     if not isinstance(holders, Mapping):
         raise fail(None, "holders", "[holders] must be a table of holder = x_mm")
@@ -316,7 +348,8 @@ def load_file(path: str | os.PathLike) -> CalibrationFile:
     for h in holders:
         holder_x[h] = number(holders, "holders", h, check=lambda v: None if v != 0 else "must not be 0 (the pivot)")
     return CalibrationFile(str(p), created.isoformat(), model, known_mass, cells, axis, level, anoise, kappa, theta,
-                           swing, damping, holder_x, inertia_gmm2=inertia, text=text)
+                           swing, damping, holder_x, inertia_gmm2=inertia, pawn_height_mm=height,
+                           inertia_growth=growth, text=text)
 
 
 def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = None) -> ArmCalibration:
@@ -336,6 +369,16 @@ def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = 
         for h in cf.holder_x:
             if h not in model.by_id:
                 raise fail("holders", h, f"[holders] {h}: model {model.name} has no such holder")
+        problem = holders_problem(model, cf.holder_x)
+        if problem:
+            raise fail("holders", problem[0], f"[holders] {problem[1]}")
+        if cf.pawn_height_mm:
+            kappa = cf.kappa_gmm if cf.kappa_gmm is not None else base.kappa_gmm
+            full = sum(h.capacity for h in model.holders) * max(model.physics.pawn_mass_g.values())
+            if kappa - cf.pawn_height_mm * full < MIN_LOADED_KAPPA * kappa:
+                raise fail("arm", "pawn_height_mm",
+                           f"[arm] pawn_height_mm = {cf.pawn_height_mm:g} would leave the arm almost no stiffness with "
+                           f"{full:g} g of pawns on it (κ {kappa:.0f} g·mm): measure the loaded arm again")
     cells = []
     for c in base.cells:
         v = cf.cells.get(c.name)
@@ -354,6 +397,8 @@ def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = 
         swing_hz=cf.swing_hz if cf.swing_hz is not None else base.swing_hz,
         damping=cf.damping if cf.damping is not None else base.damping,
         arm_inertia_gmm2=cf.inertia_gmm2 if cf.inertia_gmm2 is not None else base.arm_inertia_gmm2,
+        pawn_height_mm=cf.pawn_height_mm if cf.pawn_height_mm is not None else base.pawn_height_mm,
+        inertia_growth=cf.inertia_growth if cf.inertia_growth is not None else base.inertia_growth,
         swing_measured=base.swing_measured or cf.swing_hz is not None,
         holder_x={**base.holder_x, **cf.holder_x},
         created=cf.created,
@@ -658,3 +703,32 @@ def holder_position(rows: Sequence[Row], *, axis: str, level_g: float, kappa_gmm
             f"the arm tilted to the {'+' if x > 0 else '-'} side, but {holder} is on the "
             f"{'+' if expected_x > 0 else '-'} side: is the weight in {holder}?")
     return x
+
+
+def holders_problem(model: Model, holder_x: Mapping[str, float]) -> tuple[str, str] | None:
+    """What is wrong with measured holder positions, as (holder, reason), or None.
+
+    A holder must lie on the side the model puts it, nearer its own place in the model than any other holder's
+    (farther off, a pawn in it could not be told from one in the neighbour the model has there, and the holders
+    would not keep the model's order along the arm: the model file is what to correct then)."""
+    by_x = sorted(model.holders, key=lambda h: h.x_mm)
+    for i, h in enumerate(by_x):
+        if h.id not in holder_x:
+            continue
+        x = holder_x[h.id]
+        if x * h.x_mm <= 0:
+            return h.id, (f"{h.id} measured at {x:+.1f} mm, on the other side of the pivot from its place in the "
+                          f"model ({h.x_mm:+.1f} mm): was the pawn in {h.id}?")
+        toward = by_x[i + 1] if x > h.x_mm and i + 1 < len(by_x) else by_x[i - 1] if x < h.x_mm and i > 0 else None
+        if toward is not None and abs(x - toward.x_mm) < abs(x - h.x_mm):
+            return h.id, (f"{h.id} measured at {x:+.1f} mm, nearer {toward.id}'s place in the model "
+                          f"({toward.x_mm:+.1f} mm) than its own ({h.x_mm:+.1f} mm): was the pawn in {h.id}? If your "
+                          "arm's holders sit elsewhere, describe them in a model file")
+        if toward is None:
+            inner = by_x[i - 1] if x > h.x_mm else by_x[i + 1]
+            if abs(x - h.x_mm) > 0.5 * abs(h.x_mm - inner.x_mm):
+                return h.id, (f"{h.id} measured at {x:+.1f} mm, more than half a holder's spacing beyond its place "
+                              f"in the model ({h.x_mm:+.1f} mm): was the pawn in {h.id}? If your arm's holders sit "
+                              "elsewhere, describe them in a model file")
+    # (each nearer its own place than its neighbours', the holders keep the model's order along the arm)
+    return None

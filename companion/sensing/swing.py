@@ -33,20 +33,24 @@ G_MM_S2 = 9810.0        # gravity, so that κ in g·mm (gram-force) over I in g�
 @dataclass(frozen=True)
 class ArmSwing:
     """The arm as a pendulum: κ (g·mm), the empty arm's moment of inertia (g·mm²) and its viscous damping c
-    (g·mm²/s, with 2ζω = c / I)."""
+    (g·mm²/s, with 2ζω = c / I); pawns sitting `height_mm` above the pivot make the loaded arm less stiff
+    (κ − Σ m·h) and add m·h² to its inertia besides m·x²; `growth` is how much of m·x² a pawn really adds (1 for
+    a point mass; measured by the calibration's walk through the holders)."""
 
     kappa_gmm: float
     inertia_gmm2: float
     viscous: float
+    height_mm: float = 0.0
+    growth: float = 1.0
 
     @classmethod
     def empty(cls, kappa_gmm: float, swing_hz: float, damping: float,
-              inertia_gmm2: float | None = None) -> "ArmSwing":
+              inertia_gmm2: float | None = None, *, height_mm: float = 0.0, growth: float = 1.0) -> "ArmSwing":
         """From the empty arm's swing (its inertia from ω² = κ·g / I unless measured)."""
         omega = 2 * math.pi * swing_hz
         inertia = inertia_gmm2 if inertia_gmm2 else kappa_gmm * G_MM_S2 / omega ** 2
         omega = math.sqrt(kappa_gmm * G_MM_S2 / inertia)
-        return cls(kappa_gmm, inertia, 2 * damping * omega * inertia)
+        return cls(kappa_gmm, inertia, 2 * damping * omega * inertia, height_mm, growth)
 
     @classmethod
     def measured(cls, kappa_gmm: float, swing_hz: float, damping: float, load_gmm2: float) -> "ArmSwing":
@@ -55,11 +59,22 @@ class ArmSwing:
         total = kappa_gmm * G_MM_S2 / omega ** 2
         return cls(kappa_gmm, max(total - load_gmm2, 0.05 * total), 2 * damping * omega * total)
 
-    def at(self, load_gmm2: float) -> tuple[float, float]:
-        """(ω rad/s, ζ) with `load_gmm2` of Σ m·x² on the arm."""
-        inertia = self.inertia_gmm2 + max(0.0, load_gmm2)
-        omega = math.sqrt(self.kappa_gmm * G_MM_S2 / inertia)
+    def at(self, load_gmm2: float, mass_g: float = 0.0) -> tuple[float, float]:
+        """(ω rad/s, ζ) with `load_gmm2` of Σ m·x² on the arm, from `mass_g` grams of pawns."""
+        inertia = self.inertia_gmm2 + self.growth * max(0.0, load_gmm2)
+        kappa = self.kappa_gmm
+        if self.height_mm and mass_g:
+            inertia += mass_g * self.height_mm ** 2
+            kappa = max(0.05 * kappa, kappa - self.height_mm * mass_g)
+        omega = math.sqrt(kappa * G_MM_S2 / inertia)
         return omega, min(0.95, self.viscous / (2.0 * inertia * omega))
+
+    def inertia_at(self, omega: float, mass_g: float = 0.0) -> float:
+        """The moment of inertia that makes the arm carrying `mass_g` grams swing at ω."""
+        kappa = self.kappa_gmm
+        if self.height_mm and mass_g:
+            kappa = max(0.05 * kappa, kappa - self.height_mm * mass_g)
+        return kappa * G_MM_S2 / (omega * omega)
 
     @property
     def empty_hz(self) -> float:
@@ -260,15 +275,16 @@ class SwingPredictor:
     scale: float = 1.0
     zeta_scale: float = 1.0
     rel_sigma: float = 0.01       # how well a predicted ω is known (1σ, relative): masses, positions, the model
+    mass_g: float = 0.0           # the pawns' mass on the arm (its stiffness, when they sit above the pivot)
 
     def at(self, load_gmm2: float) -> tuple[float, float]:
-        omega, zeta = self.swing.at(load_gmm2)
+        omega, zeta = self.swing.at(load_gmm2, self.mass_g)
         return omega * self.scale, min(0.95, zeta * self.zeta_scale)
 
     def zeta_for(self, omega: float) -> float:
         """ζ of the arm when it swings at ω (the load that gives that ω)."""
         base = omega / self.scale
-        inertia = self.swing.kappa_gmm * G_MM_S2 / (base * base)
+        inertia = self.swing.inertia_at(base, self.mass_g)
         return min(0.95, self.swing.viscous / (2.0 * inertia * base) * self.zeta_scale)
 
 

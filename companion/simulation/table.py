@@ -110,26 +110,35 @@ class SimulatedTable:
             weight += f
         return torque, weight
 
+    def kappa_now(self) -> float:
+        """κ_eff of the arm with the pawns on it now: pawns above the pivot lean out as it tilts."""
+        phys = self.model.physics
+        if not phys.pawn_height_mm:
+            return phys.kappa_gmm
+        return phys.kappa_at(sum(phys.pawn_mass_g[z] for _, z in self._pawns))
+
     def swing(self) -> tuple[float, float]:
         """(ω², 2ζω) of the arm with the pawns on it now."""
         if not self.load_dependent:
             return self._swing
         if self._swing_for is not self._pawns:
-            masses = self.model.physics.pawn_mass_g
-            inertia = self.arm_inertia + sum(masses[z] * self.model.by_id[h].x_mm ** 2 for h, z in self._pawns)
-            self._swing = (self.model.physics.kappa_gmm * G_MM_S2 / inertia, self._viscous / inertia)
+            phys = self.model.physics
+            masses = phys.pawn_mass_g
+            h2 = phys.pawn_height_mm ** 2
+            # a pawn at (x, h) from the pivot adds m·(x² + h²)
+            inertia = self.arm_inertia + sum(masses[z] * (self.model.by_id[h].x_mm ** 2 + h2) for h, z in self._pawns)
+            self._swing = (self.kappa_now() * G_MM_S2 / inertia, self._viscous / inertia)
             self._swing_for = self._pawns
         return self._swing
 
     def _advance(self, t: float) -> None:
         theta_max = math.radians(self.model.physics.theta_max_deg)
-        kappa = self.model.physics.kappa_gmm
         while self._t < t:
             dt = min(STEP_S, t - self._t)
             while self._pending and self._pending[0][0] <= self._t:
                 self._pawns = self._pending.pop(0)[1]
             torque, _ = self._torque(self._t)
-            eq = math.asin(max(-1.0, min(1.0, torque / kappa)))
+            eq = math.asin(max(-1.0, min(1.0, torque / self.kappa_now())))
             w2, damp = self.swing()
             acc = w2 * (eq - self._theta) - damp * self._omega_now
             self._omega_now += acc * dt
@@ -151,7 +160,7 @@ class SimulatedTable:
             self._hands.clear()
             torque, _ = self._torque(self._t)
             theta_max = math.radians(self.model.physics.theta_max_deg)
-            eq = math.asin(max(-1.0, min(1.0, torque / self.model.physics.kappa_gmm)))
+            eq = math.asin(max(-1.0, min(1.0, torque / self.kappa_now())))
             self._theta = max(-theta_max, min(theta_max, eq))
             self._omega_now = 0.0
 

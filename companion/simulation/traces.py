@@ -89,11 +89,13 @@ class SensorSim:
 
     def __init__(self, table: SimulatedTable, clock: FakeClock, profile: NoiseProfile, *, seed: int = 0,
                  level_g: float = 0.0, names: Sequence[str] | None = None,
-                 calibration: ArmCalibration | None = None):
+                 calibration: ArmCalibration | None = None, model: Model | None = None):
         """`names` the load cells (default load0…); `calibration` makes the sensors read as it says
         (its cells, their tare and counts per gram, the accelerometer's level) — for a trace that
-        matches an existing config."""
+        matches an existing config. `model`: the balance model the arm was built to, when the table's
+        own (the arm as built) differs from it."""
         self.table = table
+        self.model = model
         self.clock = clock
         self.p = profile
         self.rng = random.Random(seed)
@@ -132,7 +134,6 @@ class SensorSim:
         self.stuck = False
         self.touching = False
         self.tremor_phase = 0.0
-        self.kappa = table.model.physics.kappa_gmm
         self.prev = self._snap()
         self.prev_t = t
 
@@ -150,14 +151,15 @@ class SensorSim:
         _, dw, dtau = self.offsets[0]
         theta, on_board = s["theta"], s["on_board"]
         if dtau:
+            kappa = self.table.kappa_now()
             # the table knows nominal masses only: shift its angle by the pawns' extra torque and decide
             # board contact from the true torque (a free swing whose shifted angle passes θ_max rests on
             # the board; a nominal tip whose true rest angle falls short of it lifts off, to rest there)
             th_max = math.radians(self.table.model.physics.theta_max_deg)
             s_max = math.sin(th_max)
-            nominal = sum(m.by_id[h].x_mm * m.physics.pawn_mass_g[z] for h, z in s["pawns"]) / self.kappa
-            rest = nominal + dtau / self.kappa
-            shifted = math.sin(theta) + dtau / self.kappa
+            nominal = sum(m.by_id[h].x_mm * m.physics.pawn_mass_g[z] for h, z in s["pawns"]) / kappa
+            rest = nominal + dtau / kappa
+            shifted = math.sin(theta) + dtau / kappa
             if abs(rest) < s_max:
                 self.stuck = False
                 if on_board and abs(nominal) >= s_max:
@@ -189,15 +191,20 @@ class SensorSim:
         self.offsets.sort(key=lambda o: o[0])
 
     def calibration(self, *, kappa_gmm: float | None = None, theta_max_deg: float | None = None) -> ArmCalibration:
-        """What a perfect calibration of these sensors would say (tare of the empty arm included)."""
+        """What a perfect calibration of these sensors would say (tare of the empty arm included; the arm as built:
+        where its holders really are, how high its pawns sit)."""
         phys = self.table.model.physics
         arm = self.table.arm_mass_g
+        built = {h.id: h.x_mm for h in self.table.model.holders}
+        modelled = {h.id: h.x_mm for h in self.model.holders} if self.model is not None else built
         return ArmCalibration(
             cells=tuple(CellCalibration(c.name, c.zero + c.share * arm * c.k, c.k) for c in self.cells),
             axis="ax", level_g=self.level,
             kappa_gmm=phys.kappa_gmm if kappa_gmm is None else kappa_gmm,
             theta_max_deg=phys.theta_max_deg if theta_max_deg is None else theta_max_deg,
             swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping, swing_measured=True,
+            pawn_height_mm=phys.pawn_height_mm,
+            holder_x={h: x for h, x in built.items() if x != modelled[h]},
             source=f"simulated sensors ({self.p.name})")
 
     def run(self, seconds: float) -> list[Row]:
@@ -348,6 +355,10 @@ class ArmStyle:
     arm_mass_g: float = 180.0
     load_dependent: bool = True
     pawn_sigma_g: float | None = None     # None: the model's mass_sigma_g
+    # the arm as built rather than as modelled: how high the pawns sit above the pivot, and how far each holder
+    # (by id) sits from the model's place, mm
+    pawn_height_mm: float = 0.0
+    holder_offsets_mm: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def drawn(cls, rng: random.Random) -> "ArmStyle":
@@ -355,6 +366,31 @@ class ArmStyle:
         as the arm fills, like pawns differing by σ 0.05-0.12 g."""
         return cls(rng.uniform(0.6, 2.0), rng.uniform(0.05, 0.3), rng.uniform(120.0, 260.0), True,
                    rng.uniform(0.05, 0.12))
+
+    def off_the_model(self, model: Model, rng: random.Random) -> "ArmStyle":
+        """This arm built as home-made arms are, drawn over a wide range: its pawns' centre of mass 0-25 mm above
+        the pivot (a full arm up to a sixth less stiff), its holders spaced 0.96-1.04 times the model's and each
+        off by σ 2.5 mm more, never past a third of the way to the next holder's place (farther, and the model
+        itself would be wrong: the calibration refuses it)."""
+        height = rng.uniform(0.0, 25.0)
+        stretch = rng.uniform(0.96, 1.04)
+        by_x = sorted(model.holders, key=lambda h: h.x_mm)
+        offsets = []
+        for i, h in enumerate(by_x):
+            gaps = [abs(h.x_mm - o.x_mm) for o in by_x[max(0, i - 1):i + 2] if o is not h]
+            reach = min(gaps) / 3.0
+            off = h.x_mm * (stretch - 1.0) + rng.gauss(0.0, 2.5)
+            offsets.append((h.id, round(max(-reach, min(reach, off)), 2)))
+        return replace(self, pawn_height_mm=round(height, 2), holder_offsets_mm=tuple(offsets))
+
+    def built(self, model: Model) -> Model:
+        """The model as this arm was built: its holders where they really are, its pawns' height."""
+        if not self.pawn_height_mm and not self.holder_offsets_mm:
+            return model
+        off = dict(self.holder_offsets_mm)
+        holders = tuple(replace(h, x_mm=h.x_mm + off.get(h.id, 0.0)) for h in model.holders)
+        return Model(model.name, holders, model.seats, replace(model.physics, pawn_height_mm=self.pawn_height_mm),
+                     model.source)
 
 
 @dataclass
@@ -396,14 +432,16 @@ class TableScript:
         self.rng = random.Random(seed)
         self.clock = FakeClock(0.0)
         self.arm = arm = arm or ArmStyle()
-        self.table = SimulatedTable(model, self.clock, seed=seed, frequency_hz=arm.frequency_hz, damping=arm.damping,
-                                    arm_mass_g=arm.arm_mass_g, load_dependent=arm.load_dependent)
+        # the physics runs on the arm as built; the players and the truth name holders as the model does
+        self.built = arm.built(model)
+        self.table = SimulatedTable(self.built, self.clock, seed=seed, frequency_hz=arm.frequency_hz,
+                                    damping=arm.damping, arm_mass_g=arm.arm_mass_g, load_dependent=arm.load_dependent)
         pawns = list(pawns)
         if pawns:
             self.table.set_pawns(pawns, hand_s=0)
             self.table.settle()
         self.sensors = SensorSim(self.table, self.clock, self.profile, seed=seed + 7919, level_g=level_g,
-                                 names=names, calibration=calibration)
+                                 names=names, calibration=calibration, model=model)
         self.hands = hands or HandStyle()
         self.rows: list[Row] = []
         self.actions: list[Action] = []
@@ -421,7 +459,7 @@ class TableScript:
         return max(-3 * sigma, min(3 * sigma, self.rng.gauss(0.0, sigma)))
 
     def _schedule(self, clock_t: float, pawns: Sequence[tuple[str, str]], dev: Sequence[float]) -> None:
-        x = self.model.by_id
+        x = self.built.by_id
         self.sensors.schedule_offset(clock_t, sum(dev), sum(x[h].x_mm * d for (h, _), d in zip(pawns, dev)))
 
     def masses(self, pawns: Sequence[tuple[str, str]] | None = None,
@@ -444,10 +482,10 @@ class TableScript:
 
     def tipped(self, pawns: Sequence[tuple[str, str]], dev: Sequence[float] | None = None) -> bool:
         """Whether the arm rests on the board with these pawns (their true masses when `dev` is given)."""
-        tau = bp.net_torque(self.model, pawns)
+        tau = bp.net_torque(self.built, pawns)
         if dev is not None:
-            tau += sum(self.model.by_id[h].x_mm * d for (h, _), d in zip(pawns, dev))
-        return bp.tips(self.model, tau)
+            tau += sum(self.built.by_id[h].x_mm * d for (h, _), d in zip(pawns, dev))
+        return bp.tips(self.built, tau, pawns)
 
     # --- hands
     def _hand(self) -> tuple[float, float]:
@@ -477,7 +515,7 @@ class TableScript:
             if mid <= prev_mid:
                 dur = (prev_mid - t_here) / at + 0.05
                 mid = t_here + dur * at
-            x = self.model.by_id[holder].x_mm + (self.rng.uniform(-1, 1) * hands.x_jitter_mm if hands.x_jitter_mm else 0)
+            x = self.built.by_id[holder].x_mm + (self.rng.uniform(-1, 1) * hands.x_jitter_mm if hands.x_jitter_mm else 0)
             self.table.set_pawns(pawns, hand_s=dur, hand_force_g=force, at_x=x, change_at=at)
             touched.append(x)
             self._schedule(self.clock.now() + dur * at, pawns, dev)

@@ -44,7 +44,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.cal = calibration
         self.s = settings or FollowerSettings()
         self.geo = calibration.geometry(model)
-        self.kappa = calibration.kappa_gmm
+        self.kappa = calibration.kappa_gmm       # the empty arm's; a loaded one's is _kappa_for
         self.s_max = math.sin(math.radians(calibration.theta_max_deg))
         self.axis = calibration.axis if calibration.accelerometer else None
         self.level = calibration.level_g
@@ -161,6 +161,23 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
     def occupancy(self) -> list[tuple[str, str]]:
         return [(p.holder, p.size) for p in self.pawns]
 
+    def _pawn_mass(self) -> float:
+        """Grams of pawns on the arm, by the likeliest account."""
+        return sum(p.mass_g for p in self.pawns)
+
+    def _kappa_for(self, mass_g: float | None = None) -> float:
+        """κ_eff of the arm carrying `mass_g` grams of pawns (default: the likeliest account of those on it): pawns
+        above the pivot make a loaded arm tilt further for the same torque."""
+        if not self.cal.pawn_height_mm:
+            return self.kappa
+        return self.cal.kappa_at(self._pawn_mass() if mass_g is None else mass_g)
+
+    def _tip_torque_for(self, mass_g: float | None = None) -> float:
+        """τ_tip of the arm carrying `mass_g` grams of pawns (default: the likeliest account of those on it)."""
+        if not self.cal.pawn_height_mm:
+            return self.geo.tip_torque
+        return self.cal.tip_torque_at(self._pawn_mass() if mass_g is None else mass_g)
+
     def _tick(self, t: float) -> None:
         if self.mode == "deciding":
             self._evaluate(t)
@@ -178,7 +195,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
             return None
         board, _ = self._board(self.t)
         if board:
-            return board * self.geo.tip_torque, 0.0, board
+            return board * self._tip_torque_for(), 0.0, board
         if not self._accel_seen:
             return None
         fit, _, _ = self._fit(self._free_since(), self.t)
@@ -186,7 +203,8 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
             if self.tau_settled is None:
                 return None
             return self.tau_settled - self.zero_t, math.sqrt(self.var_tau_settled), 0
-        return self.kappa * fit.rest - self.zero_t, self.kappa * fit.rest_sigma, 0
+        kappa = self._kappa_for()
+        return kappa * fit.rest - self.zero_t, kappa * fit.rest_sigma, 0
 
     def live(self) -> dict:
         """Live values for the page: weight (g), angle (°), torque (g·mm), settled, on the board."""
@@ -196,7 +214,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         if rest is not None:
             torque = rest[0]
         elif self.s_display is not None:
-            torque = self.kappa * self.s_display - self.zero_t
+            torque = self._kappa_for() * self.s_display - self.zero_t
         else:
             torque = None
         board, _ = self._board(self.t) if self.t > -math.inf else (0, False)
@@ -204,7 +222,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
             "weight_g": None if weight is None else round(weight, 2),
             "angle_deg": None if angle is None else round(angle, 2),
             "torque_gmm": None if torque is None else round(torque, 0),
-            "tip_torque_gmm": round(self.geo.tip_torque, 0),
+            "tip_torque_gmm": round(self._tip_torque_for(), 0),
             "settled": self.mode == "settled",
             "state": self.mode,
             "on_board": board != 0,
@@ -231,13 +249,14 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         var_w += sum(p.sigma_g ** 2 for p in expected) + self.s.zero_band_g ** 2 / 4
         rest = self.rest_torque()
         exp_t, var_t = model_torque(self.geo, expected)
+        tip = self._tip_torque_for(sum(p.mass_g for p in expected))
         dw = w - exp_w
         off_w = dw * dw > sigmas ** 2 * var_w
         off_t = False
         if rest is not None:
             tau, sig, board = rest
             if board:
-                off_t = board * exp_t < self.geo.tip_torque - 3 * self.geo.tip_sigma
+                off_t = board * exp_t < tip - 3 * self.geo.tip_sigma
             else:
                 vt = sig ** 2 + var_t + self.s.torque_band_gmm ** 2 + (self.s.rel_torque * exp_t) ** 2
                 off_t = (tau - exp_t) ** 2 > sigmas ** 2 * vt
@@ -247,7 +266,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         cands = enumerate_candidates(self.geo, expected)
         tau_meas = rest[0] if rest is not None else exp_t
         m = Measurement(dw, var_w, exp_t, var_t, tau_meas, (rest[1] ** 2 if rest else math.inf),
-                        rest[2] if rest else 0, self.geo.tip_torque, self.geo.tip_sigma ** 2,
+                        rest[2] if rest else 0, tip, self.geo.tip_sigma ** 2,
                         self.s.rel_weight, self.s.rel_torque)
         best = rank(cands, m)[0]
         c = best.candidate

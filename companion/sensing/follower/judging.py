@@ -40,8 +40,11 @@ class Judging:
         after = self._window_weight(t, settled_from=self.quiet_since)
         w1 = after[0]
         dw, var_dw, drift = self._weight_change((self.w0, self.var_w0, self.t_w0), after)
+        # the arm as the change leaves it loaded (the weight says how much it carries now): its stiffness and its τ_tip
+        mass1 = self._pawn_mass() + dw if self.cal.pawn_height_mm else None
+        kappa1, tip1 = self._kappa_for(mass1), self._tip_torque_for(mass1)
         if board:
-            tau1, var_tau1 = board * self.geo.tip_torque, 0.0
+            tau1, var_tau1 = board * tip1, 0.0
         elif not self._accel_seen:
             tau1, var_tau1 = 0.0, math.inf
         else:
@@ -58,28 +61,28 @@ class Judging:
                 return None, board
             fit, ts, ss = self._fit(start, t, pawns=pawns)
             if fit is not None:
-                made = self._fan(ts, ss)
+                made = self._fan(ts, ss, mass_g=mass1)
                 if made is not None:
                     fan, fit = made
-                    pred = self._predictor()
+                    pred = self._predictor(mass1)
             if fit is None or (fit.rms > 1.5 * self.accel_noise.sigma and fit.n >= 30):
                 # too little swing yet, or one the model does not follow (a bounce off the board): wait
                 if not final:
                     return None, board
             if fit is None:
-                tau1, var_tau1 = self._no_angle()
+                tau1, var_tau1 = self._no_angle(kappa1)
             else:
                 margin = 3 * fit.rest_sigma + self._limit_margin()
                 if abs(fit.rest) >= self.s_max - margin and not final and self._may_reach_board(fit, ts, t):
                     return None, board      # on its way to the board: wait for it to land (or not)
-                tau1 = self.kappa * fit.rest
-                var_tau1 = (self.kappa * fit.rest_sigma) ** 2
+                tau1 = kappa1 * fit.rest
+                var_tau1 = (kappa1 * fit.rest_sigma) ** 2
         var0 = self.var_tau0
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
         touches, by_size, gesture, others = self._gesture_touches(t, w1)
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
-                        self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
+                        tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
                         self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift)
         return m, board

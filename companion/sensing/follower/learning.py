@@ -74,7 +74,8 @@ class Learning:
         fan, best = made
         w1, var1, t1 = self._window_weight(t, settled_from=self.t_off)
         dw, var_dw, drift = self._weight_change(self._w_before_change, (w1, var1, t1))
-        m = replace(m0, tau1=self.kappa * best.rest, var_tau1=(self.kappa * best.rest_sigma) ** 2, fan=fan,
+        kappa = self._kappa_for()
+        m = replace(m0, tau1=kappa * best.rest, var_tau1=(kappa * best.rest_sigma) ** 2, fan=fan,
                     swing=self._predictor())
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
@@ -221,13 +222,14 @@ class Learning:
         (a few g·mm instead of the ten or so a quick decision had), and re-weigh the beliefs it left.
         `long` is (SwingFan, best fit) of that spell, across the accounts' own swings."""
         changed = False
+        kappa = self._kappa_for()
         for b in self.beliefs:
             m = b.via_measurement
             if b.via is None or m is None:
                 continue
             better = m
-            if long is not None and long[1].rest_sigma * self.kappa < math.sqrt(m.var_tau1):
-                better = replace(m, tau1=self.kappa * long[1].rest, var_tau1=(self.kappa * long[1].rest_sigma) ** 2,
+            if long is not None and long[1].rest_sigma * kappa < math.sqrt(m.var_tau1):
+                better = replace(m, tau1=kappa * long[1].rest, var_tau1=(kappa * long[1].rest_sigma) ** 2,
                                  fan=long[0], swing=self._predictor())
             elif var_tau < m.var_tau1:
                 better = replace(m, tau1=tau, var_tau1=var_tau, fan=None)

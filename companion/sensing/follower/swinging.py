@@ -67,8 +67,9 @@ class SwingReading:
     def _swing(self, pawns: Sequence[TrackedPawn] | None = None) -> tuple[float, float]:
         """(ω, ζ) of the arm carrying `pawns` (default: the likeliest account of those on it now)."""
         x = self.geo.x
-        load = sum(p.mass_g * x[p.holder] ** 2 for p in (self.pawns if pawns is None else pawns))
-        omega, zeta = self.swing_model.at(load)
+        carried = self.pawns if pawns is None else pawns
+        load = sum(p.mass_g * x[p.holder] ** 2 for p in carried)
+        omega, zeta = self.swing_model.at(load, sum(p.mass_g for p in carried))
         return omega * self.swing_scale, min(0.95, zeta * self.zeta_scale)
 
     def _fit(self, start: float, end: float, *, learn: bool = False, pawns: Sequence[TrackedPawn] | None = None):
@@ -159,7 +160,8 @@ class SwingReading:
         self.zeta_scale = min(hi, max(lo, math.exp(ln)))
         self.zeta_scale_var = (1 - gain) * var + (0.3 * ZETA_LEARNED_REL) ** 2
 
-    def _across_damping(self, ts: Sequence[float], ss: Sequence[float], fan: SwingFan, best: SwingFit):
+    def _across_damping(self, ts: Sequence[float], ss: Sequence[float], fan: SwingFan, best: SwingFit,
+                        kappa: float):
         """(fan, best) with the rest read across the damping an unmeasured arm may have: each ζ of ZETA_FAN weighed
         by its prior and by how well it fits the swing, the rest their weighted mean, the spread between them part
         of its uncertainty. Over a short look the swing cannot tell ζ, and a rest read at one ζ the arm lacks was a
@@ -181,7 +183,7 @@ class SwingReading:
         total = sum(w for w, _ in ws)
         mean = sum(w * f.rest for w, f in ws) / total
         between = sum(w * (f.rest - mean) ** 2 for w, f in ws) / total
-        shift, extra = self.kappa * (mean - best.rest), self.kappa ** 2 * between
+        shift, extra = kappa * (mean - best.rest), kappa ** 2 * between
         fan = replace(fan, taus=tuple(t + shift for t in fan.taus), tau_vars=tuple(v + extra for v in fan.tau_vars))
         return fan, replace(best, rest=mean, rest_sigma=math.sqrt(best.rest_sigma ** 2 + between))
 
@@ -249,7 +251,8 @@ class SwingReading:
         # from the board is apart
         return reach >= self.s_max - self.accel_noise.sigma
 
-    def _predictor(self) -> SwingPredictor:
+    def _predictor(self, mass_g: float | None = None) -> SwingPredictor:
+        """The swing as predicted for the arm carrying `mass_g` grams of pawns (default: the likeliest account)."""
         # how well a predicted ω is known: calibrated, to about 1 % (at 0.4 % a placement judged 0.35 s into a
         # 1.5 Hz swing was read a holder off at 0.9999, the swing's own best frequency saying the right one);
         # uncalibrated, less well until long swings have confirmed the prior
@@ -257,11 +260,15 @@ class SwingReading:
             rel = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
         else:
             rel = 0.01
-        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
+        if not self.cal.pawn_height_mm:
+            return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
+        mass = self._pawn_mass() if mass_g is None else mass_g
+        return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel, mass)
 
-    def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None):
-        """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave:
-        (SwingFan, best fit), or None."""
+    def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None,
+             mass_g: float | None = None):
+        """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave, for the
+        arm carrying `mass_g` grams of pawns (default: the likeliest account): (SwingFan, best fit), or None."""
         if loads is None:
             lo = hi = None
             for b in self.beliefs:
@@ -271,7 +278,8 @@ class SwingReading:
                 hi = base + max(d) if hi is None else max(hi, base + max(d))
         else:
             lo, hi = min(loads), max(loads)
-        pred = self._predictor()
+        pred = self._predictor(mass_g)
+        kappa = self._kappa_for(mass_g)
         w_hi = pred.at(lo)[0] * (1 + FAN_STEP / 2)
         w_lo = pred.at(hi)[0] * (1 - FAN_STEP / 2)
         most = FAN_MAX
@@ -283,10 +291,10 @@ class SwingReading:
             most = FAN_MAX_WIDE
         n = min(most, max(3, math.ceil(math.log(w_hi / w_lo) / FAN_STEP) + 1))
         omegas = [w_lo * (w_hi / w_lo) ** (k / (n - 1)) for k in range(n)]
-        made = fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], self.kappa, noise=self.accel_noise.sigma)
-        return None if made is None else self._across_damping(ts, ss, *made)
+        made = fan_fit(ts, ss, omegas, [pred.zeta_for(w) for w in omegas], kappa, noise=self.accel_noise.sigma)
+        return None if made is None else self._across_damping(ts, ss, *made, kappa)
 
-    def _no_angle(self) -> tuple[float, float]:
+    def _no_angle(self, kappa: float | None = None) -> tuple[float, float]:
         if not self._accel_seen:
             return 0.0, math.inf
         recent = [s for _, s in list(self.angle)[-50:]]
@@ -295,4 +303,5 @@ class SwingReading:
         # no clean swing to fit: take the mean, with the swing's size as its uncertainty
         mean = sum(recent) / len(recent)
         spread = max(abs(s - mean) for s in recent)
-        return self.kappa * mean, (self.kappa * max(spread, 3 * self.accel_noise.sigma)) ** 2
+        kappa = self._kappa_for() if kappa is None else kappa
+        return kappa * mean, (kappa * max(spread, 3 * self.accel_noise.sigma)) ** 2

@@ -62,6 +62,7 @@ class TouchReading:
         angle = self._angle_between(self.t_disturbed - 0.5, t)
         free = self._free_stretches(angle)
         omega, zeta = self._swing()
+        kappa = self._kappa_for()
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
         # a load cell reads a hand's force late and spread over its settling (settling.py). The force each cell was
         # given is worked back from its readings through this table's taps, and the touches located from it against
@@ -70,7 +71,7 @@ class TouchReading:
         # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
         # wrong, a fit gone astray) the disagreement is part of their uncertainty
         gesture = Gesture(angle, ws, parts, free, dt, dict(
-            rest_before=self.tau0 / self.kappa, w_before=self.w0, w_after=w_after, kappa=self.kappa, omega=omega,
+            rest_before=self.tau0 / kappa, w_before=self.w0, w_after=w_after, kappa=kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
 

@@ -189,8 +189,9 @@ class Weighing:
         else:
             fit, ts, ss = self._fit(self._free_since(cut), cut, learn=True)
             if fit is not None and fit.n >= 20:
-                self.tau0 = self.kappa * fit.rest
-                self.var_tau0 = (self.kappa * fit.rest_sigma) ** 2
+                kappa = self._kappa_for()
+                self.tau0 = kappa * fit.rest
+                self.var_tau0 = (kappa * fit.rest_sigma) ** 2
                 self._track_torque_zero(self.tau0, self.var_tau0)
                 long = None
                 if any(b.via is not None for b in self.beliefs):

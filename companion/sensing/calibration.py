@@ -25,7 +25,7 @@ from companion.foundation.atomic import write_atomic
 from companion.games.balance_model import Model, make_physics
 from companion.sensing.filters import GLITCH_VALUES, NEAR_RAIL, TiltDebouncer
 from companion.sensing.inference import Geometry
-from companion.sensing.swing import ArmSwing, fit_swing, refine_swing
+from companion.sensing.swing import G_MM_S2, ArmSwing, fit_swing, measure_swing, refine_swing
 from companion.foundation.toml_lines import locate
 
 Row = tuple[float, str, float]
@@ -703,6 +703,119 @@ def holder_position(rows: Sequence[Row], *, axis: str, level_g: float, kappa_gmm
             f"the arm tilted to the {'+' if x > 0 else '-'} side, but {holder} is on the "
             f"{'+' if expected_x > 0 else '-'} side: is the weight in {holder}?")
     return x
+
+
+def arm_load(rows: Sequence[Row], t: TareResult, cpg: Mapping[str, float], what: str) -> float:
+    """Grams on the arm during a capture, once the tare and the counts per gram are known."""
+    total = 0.0
+    for name, offset in t.offsets.items():
+        s = channel_stats(rows, name)
+        _check_channel(s, what)
+        total += (s.mean - offset) / cpg[name]
+    return total
+
+
+@dataclass(frozen=True)
+class PawnReading:
+    """The arm at rest with a load on it: how much it carries, its angle, and its swing (when big enough to show)."""
+
+    mass_g: float
+    sin: float
+    sin_sigma: float
+    swing_hz: float
+    damping: float
+    swing_measured: bool
+    omega_var: float = math.inf      # how well the swing showed its frequency ((rad/s)²)
+
+
+def pawn_reading(rows: Sequence[Row], *, tare_result: TareResult, cpg: Mapping[str, float], axis: str,
+                 level_g: float, swing_hz: float = DEFAULT_SWING_HZ, damping: float = DEFAULT_DAMPING,
+                 debounce_s: float = DEFAULT_TILT_DEBOUNCE_S, what: str = "this step") -> PawnReading:
+    """What the cells weigh and where the arm rests (its swing fitted, frequency and damping searched too)."""
+    mass = arm_load(rows, tare_result, cpg, what)
+    r = rest_angle(rows, axis, level_g, swing_hz=swing_hz, damping=damping, debounce_s=debounce_s, refine=True,
+                   what=what)
+    if r.on_board:
+        raise CalibrationRefused(f"the arm rests on the board during {what}, so its angle says nothing: take "
+                                 "some weight off its heavy side")
+    # the swing's frequency, weighed by how well it shows it: a small swing in a noisy accelerometer says little
+    ts, vs = _series(rows, axis)
+    seen = measure_swing(ts, [v - level_g for v in vs], 2 * math.pi * r.swing_hz, r.damping, noise=r.noise)
+    if seen is None:
+        return PawnReading(mass, r.sin, r.sigma, swing_hz, damping, False)
+    return PawnReading(mass, r.sin, r.sigma, seen.omega / (2 * math.pi), seen.zeta, True, seen.omega_var)
+
+
+def pawn_height(*, kappa_w: float, weight_g: float, weight_x: float, load_g: float, sin_load: float,
+                sin_both: float) -> float:
+    """How high the pawns sit above the pivot, from the known weight's tilt on the empty arm (κ_w = W·x / sin θ, which
+    is κ − W·h) and on the arm carrying `load_g` grams of pawns (sin θ before and after the weight went on).
+
+    With κ_eff = κ − Σ m·h, sin θ_load = τ_P / (κ − P·h) and sin θ_both = (τ_P + W·x) / (κ − (P + W)·h); with
+    κ = κ_w + W·h, h is the one unknown left."""
+    if load_g < 2.0 * weight_g:
+        raise CalibrationRefused(
+            f"the arm carries only {load_g:.1f} g of pawns besides the weight: put at least {2 * weight_g:.0f} g on "
+            "it (a dozen pawns or so), in holders the same distance either side of the pivot")
+    moved = sin_both - sin_load
+    if moved * weight_x <= 0 or abs(moved) < 0.2 * weight_g * abs(weight_x) / kappa_w:
+        raise CalibrationRefused("the arm hardly tilted when the weight went on: is the weight in its holder, and "
+                                 "were the pawns left as they were?")
+    den = sin_both * load_g + sin_load * (weight_g - load_g)
+    h = (kappa_w * moved - weight_g * weight_x) / den
+    if abs(h) > MAX_HEIGHT_MM or kappa_w + weight_g * h - (load_g + weight_g) * h < MIN_LOADED_KAPPA * kappa_w:
+        raise CalibrationRefused(
+            f"the loaded arm gives a pawn height of {h:+.0f} mm above the pivot, which no arm has: were the pawns left "
+            "where they were when the weight went on, and the arm resting free both times?")
+    return h
+
+
+@dataclass(frozen=True)
+class SwingLook:
+    """One swing measured during the calibration: `mass_g` in the holder at `x_mm`, alone on the arm."""
+
+    mass_g: float
+    x_mm: float
+    omega: float
+    zeta: float
+    omega_var: float = 0.0
+
+
+MAX_GROWTH_SIGMA = 0.15    # a growth known worse than this stays the point-mass physics' 1
+
+
+def swing_as_loaded(looks: Sequence[SwingLook], kappa_gmm: float, height_mm: float = 0.0) -> ArmSwing | None:
+    """The empty arm's swing and how a pawn adds to it, from swings measured with one weight in several holders.
+
+    Each look gives the arm's whole moment of inertia, κ_eff·g / ω²; less m·h² (a pawn above the pivot), that is
+    I0 + growth · m·x². Over holders at several distances a straight line gives both: the inertia's growth as the
+    arm loads, which the follower predicts every swing from. A growth the looks do not pin down (a heavy arm, a
+    light weight) stays 1, the point mass; one look gives the empty arm alone, as before the walk."""
+    if not looks:
+        return None
+    pts = []
+    for k in looks:
+        kappa = max(0.05 * kappa_gmm, kappa_gmm - height_mm * k.mass_g)
+        total = kappa * G_MM_S2 / (k.omega * k.omega)
+        # I ∝ ω⁻², so its relative variance is 4·var(ω)/ω²; never surer than 0.2 % (the κ it rests on)
+        var = total * total * max(4.0 * k.omega_var / (k.omega * k.omega), 0.002 ** 2)
+        pts.append((k.mass_g * k.x_mm * k.x_mm, total - k.mass_g * height_mm * height_mm, total, k, 1.0 / var))
+    total_w = sum(p[4] for p in pts)
+    growth = 1.0
+    if len(pts) >= 3:
+        mx = sum(p[4] * p[0] for p in pts) / total_w
+        my = sum(p[4] * p[1] for p in pts) / total_w
+        sxx = sum(p[4] * (p[0] - mx) ** 2 for p in pts)
+        if sxx > 0:
+            slope = sum(p[4] * (p[0] - mx) * (p[1] - my) for p in pts) / sxx
+            # the scatter about the line, when it is wider than the looks' own variances say
+            chi2 = sum(p[4] * (p[1] - my - slope * (p[0] - mx)) ** 2 for p in pts) / (len(pts) - 2)
+            if math.sqrt(max(1.0, chi2) / sxx) <= MAX_GROWTH_SIGMA and MIN_GROWTH <= slope <= MAX_GROWTH:
+                growth = slope
+    inertia = sum(p[4] * (p[1] - growth * p[0]) for p in pts) / total_w
+    inertia = max(inertia, 0.05 * max(p[2] for p in pts))
+    viscous = sum(p[4] * 2 * p[3].zeta * p[3].omega * p[2] for p in pts) / total_w
+    return ArmSwing(kappa_gmm, inertia, viscous, height_mm, growth)
 
 
 def holders_problem(model: Model, holder_x: Mapping[str, float]) -> tuple[str, str] | None:

@@ -34,7 +34,8 @@ class CalibrationDesk:
                                          or known_mass_g <= 0):
             raise RuleError("the known weight must be a positive number of grams")
         with self._lock:
-            self.session = CalibrationSession(self.companion.model, self.base, known_mass_g=known_mass_g)
+            # the holders are checked against the model file's places, not against an earlier walk's
+            self.session = CalibrationSession(self.companion.config_model, self.base, known_mass_g=known_mass_g)
             self.saved_to = None
         return self.status()
 

@@ -43,7 +43,11 @@ def add_commands(subparsers) -> None:
                                                              "an L pawn)")
     cal.add_argument("--out", type=Path, help="where to write (default: calibration.toml beside the config)")
     cal.add_argument("--mass", type=float, help="the known weight in grams (asked otherwise)")
-    cal.add_argument("--holders", action="store_true", help="also measure every holder's position")
+    cal.add_argument("--holders", action="store_true",
+                     help="also walk the weight through every holder, to measure where each really is")
+    cal.add_argument("--loaded", action="store_true",
+                     help="also measure the loaded arm (a dozen pawns on it, then the weight with them): how much "
+                          "pawns sitting above the pivot soften it")
     cal.add_argument("--seed", type=int, default=0, help="random seed of the simulated table")
     cal.set_defaults(func=cmd_calibrate)
 
@@ -187,4 +191,5 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         known = None
     session = CalibrationSession(model, base, known_mass_g=args.mass or known)
     walk = Walkthrough(session, source, ask=input, out=sys.stdout, model_name=model.name)
-    return walk.run(out, holders=True if args.holders else None, mass_g=args.mass)
+    return walk.run(out, holders=True if args.holders else None, loaded=True if args.loaded else None,
+                    mass_g=args.mass)

@@ -15,7 +15,7 @@ MODEL = load_model("A")
 def run_step(session, arm, step, **params):
     """What the daemon does: begin, feed every sample until ready, finish."""
     info = session.begin(step, 0.0, **params)
-    arm.prepare(step, {k: info[k] for k in ("holder", "mass_g") if k in info})
+    arm.prepare(step, {k: info[k] for k in ("holder", "mass_g", "weigh_holder") if k in info})
     rows = arm.capture(info["seconds"], lambda f: None)
     start = rows[0][0]
     for t, sensor, value in rows:
@@ -42,7 +42,9 @@ def test_the_page_steps_in_order():
     holder = run_step(session, arm, "holder", holder="W3")
     assert holder.ok and holder.values["x_mm"] == pytest.approx(-57.0, abs=1.5)
     listed = {s["id"]: s for s in session.steps()}
-    assert all(listed[s]["done"] for s in ("tare", "weigh", "theta_max", "holder"))
+    assert all(listed[s]["done"] for s in ("tare", "weigh", "theta_max"))
+    # the walk is done once every holder is measured; it goes on from the first not yet measured
+    assert not listed["holder"]["done"] and "holder E1 (1 of 14)" in listed["holder"]["instructions"]
     cal = session.result()
     assert cal.holder_x["W3"] == pytest.approx(-57.0, abs=1.5)
     truth = arm.script.calibration()
@@ -76,7 +78,7 @@ def test_the_walkthrough_writes_a_dated_file(tmp_path):
     arm = SimulatedArm(MODEL, seed=5)
     session = CalibrationSession(MODEL, arm.base_calibration(), known_mass_g=arm.known_mass_g)
     out = io.StringIO()
-    walk = Walkthrough(session, arm, ask=answers("", "", "", "", "n", "y"), out=out, model_name="A")
+    walk = Walkthrough(session, arm, ask=answers("", "", "", "", "n", "n", "y"), out=out, model_name="A")
     assert walk.run(tmp_path / "calibration.toml") == 0
     text = out.getvalue()
     assert "✓ zero:" in text and "κ = " in text and "θ_max = " in text and "Wrote" in text
@@ -102,6 +104,6 @@ def test_the_walkthrough_asks_for_the_weight_again_when_it_is_not_a_number(tmp_p
     arm = SimulatedArm(MODEL, seed=7)
     out = io.StringIO()
     walk = Walkthrough(CalibrationSession(MODEL, arm.base_calibration()), arm,
-                       ask=answers("", "ten", "10", "", "s", "n", "n"), out=out, model_name="A")
+                       ask=answers("", "ten", "10", "", "s", "n", "n", "n"), out=out, model_name="A")
     assert walk.run(tmp_path / "c.toml") == 1     # declined to write at the end
     assert "'ten' is not a weight in grams" in out.getvalue()

@@ -157,13 +157,31 @@ def test_record_refuses_nonsense(tmp_path, capsys):
 
 
 def test_calibrate_walks_through_the_simulated_table(tmp_path, capsys, monkeypatch):
-    replies = iter(["", "", "", "n", "y"])
+    replies = iter(["", "", "", "n", "n", "y"])
     monkeypatch.setattr("builtins.input", lambda prompt="": next(replies))
     out = tmp_path / "calibration.toml"
     assert main(["calibrate", "--simulate", "--out", str(out), "--mass", "10"]) == 0
     text = capsys.readouterr().out
     assert "Wrote" in text and out.exists()
     assert "created = " in out.read_text()
+
+
+def test_calibrate_measures_the_loaded_arm_and_walks_every_holder(tmp_path, capsys, monkeypatch):
+    # Enter for each step (tare, weight, θ_max, the loaded arm, with the weight, 14 holders), then write the file
+    replies = iter([""] * 19 + ["y"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(replies))
+    out = tmp_path / "calibration.toml"
+    assert main(["calibrate", "--simulate", "--out", str(out), "--mass", "10", "--loaded", "--holders"]) == 0
+    text = capsys.readouterr().out
+    assert "the pawns sit" in text and "every holder measured" in text and "Wrote" in text
+    saved = out.read_text()
+    assert "pawn_height_mm = " in saved and saved.count(" = ") >= 14 + 8
+    from companion.sensing.calibration import load_file
+
+    cf = load_file(out)
+    # the daemon's own simulated arm: holders where model A puts them, pawns at the pivot's height
+    assert cf.holder_x["E1"] == pytest.approx(133.0, abs=1.5) and cf.holder_x["W4"] == pytest.approx(-76.0, abs=1.5)
+    assert cf.pawn_height_mm == pytest.approx(0.0, abs=1.5)
 
 
 def test_a_simulated_trace_can_follow_an_existing_config(tmp_path, capsys):

@@ -43,6 +43,18 @@ def test_calibrate_from_the_page(comp, tmp_path):
     weigh = run_step(client, "weigh", mass_g=10, holder="E4")
     assert weigh["result"]["ok"], weigh["result"]
     assert weigh["complete"] is True
+    # the walk through the holders: the page names the next holder, and refuses a weight left in the last one
+    listed = {s["id"]: s for s in weigh["steps"]}
+    assert "holder E1 (1 of 14)" in listed["holder"]["instructions"]
+    comp.table.set_pawns([("E1", "L")], hand_s=0)
+    time.sleep(3)
+    walked = run_step(client, "holder", mass_g=10)
+    assert walked["result"]["ok"] and walked["result"]["values"]["holder"] == "E1", walked["result"]
+    assert "next E2" in walked["result"]["message"]
+    left = run_step(client, "holder", mass_g=10)
+    assert not left["result"]["ok"] and "E2 measured at +13" in left["result"]["message"]
+    assert "nearer E1's place in the model" in left["result"]["message"]
     saved = client.post("/api/calibration/save", json={}).get_json()
     assert (tmp_path / "calibration.toml").is_file() and "saved to" in saved["message"]
+    assert "E1 = 13" in (tmp_path / "calibration.toml").read_text()
     assert client.post("/api/calibration/fly", json={}).status_code == 404

@@ -836,8 +836,10 @@
         holder,
         busy ? el("progress", { max: 1, value: st.progress.fraction }) : el("button", { class: "btn", type: "button", disabled: !!st.capturing,
           "data-why": st.capturing ? "another step is capturing" : null,
-          onclick: () => calAction("begin", { step: step.id, mass_g: Number($("cal-mass").value), holder: holder && holder.value ? holder.value : undefined }) }, step.done ? "Again" : "Begin"),
-        step.result && !step.done ? el("p", { class: "error" }, step.result.message) : null);
+          onclick: () => calAction("begin", { step: step.id, mass_g: Number($("cal-mass").value), holder: holder && holder.value ? holder.value : undefined }) },
+          step.done ? "Again" : step.id === "holder" && step.result && step.result.ok ? "Next holder" : "Begin"),
+        // the walk through the holders reports each holder as it goes: a measured one is no error
+        step.result && !step.done ? el("p", { class: step.result.ok ? "small" : "error" }, step.result.message) : null);
     })));
     if (st.capturing) {
       calTimer = setTimeout(async () => {

@@ -60,6 +60,8 @@ from companion.sensing.analysis import LEARN_FROM  # noqa: E402
 from companion.simulation.evaluation import Summary, score  # noqa: E402
 from companion.sensing.follower import ArmFollower  # noqa: E402
 from companion.simulation.traces import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
+from companion.sensing.calibration import ArmCalibration  # noqa: E402
+from companion.simulation.calibrating import CALIBRATIONS, built_off, uncalibrated, walked  # noqa: E402
 
 LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
 GOALS = {"exact_pct": 99.5, "flagged_pct": 99.0, "tips_missed": 0, "false_pct": 0.5, "latency_median_s": 1.5}
@@ -82,11 +84,13 @@ def session_cells(level: str, seed: int, arms: str) -> NoiseProfile:
 
 
 def play(model, profile: str, seed: int, players: int, n_actions: int, *, mass_spread: bool = True,
-         arms: str = "random") -> TableScript:
-    """A Balance Duels game (or several) on the simulated table, until `n_actions` physical actions."""
+         arms: str = "random", arm: ArmStyle | None = None) -> TableScript:
+    """A Balance Duels game (or several) on the simulated table, until `n_actions` physical actions (`arm`: this
+    seed's arm built otherwise)."""
     rng = random.Random(seed)
-    arm, hands, pause = session_arm(seed, arms)
-    script = TableScript(model, session_cells(profile, seed, arms), seed=seed, hands=hands, mass_spread=mass_spread, arm=arm)
+    drawn, hands, pause = session_arm(seed, arms)
+    script = TableScript(model, session_cells(profile, seed, arms), seed=seed, hands=hands, mass_spread=mass_spread,
+                         arm=arm or drawn)
     # the table judges tips: pawn masses vary, so the model's nominal torque is only nearly right
     state = bd.new_game(model, players, tip_judge="table")
 
@@ -127,10 +131,11 @@ def play(model, profile: str, seed: int, players: int, n_actions: int, *, mass_s
     return script
 
 
-def follow(model, script: TableScript, *, standalone: bool) -> list:
-    """Run the follower over the trace; unless `standalone`, tell it which move each decided change was,
-    as the daemon does once the game has applied it (narrowed to the legal moves, or asked the players)."""
-    follower = ArmFollower(model, script.calibration())
+def follow(model, script: TableScript, *, standalone: bool, calibration: ArmCalibration | None = None) -> list:
+    """Run the follower over the trace (with `calibration`, by default the simulation's own, perfect); unless
+    `standalone`, tell it which move each decided change was, as the daemon does once the game has applied it
+    (narrowed to the legal moves, or asked the players)."""
+    follower = ArmFollower(model, calibration or script.calibration())
     actions = script.actions
     starts = [a.start for a in actions]
     applied: set[int] = set()
@@ -180,15 +185,33 @@ def game_move(a) -> dict:
     return move
 
 
-def run_one(job: tuple[str, int, int, int, bool, bool, str]) -> dict:
-    level, seed, players, n_actions, standalone, mass_spread, arms = job
+def session_calibration(model, level: str, seed: int, arms: str, how: str):
+    """This seed's arm as `how` calibrates it (companion/simulation/calibrating.py): (the arm, the calibration the
+    follower gets or None for the simulation's own, the walk-through's findings or None)."""
+    arm = session_arm(seed, arms)[0]
+    if how == "given":
+        return arm, None, None
+    arm = built_off(arm, model, seed)
+    if how == "none":
+        return arm, "none", None
+    sensors = TableScript(model, session_cells(level, seed, arms), seed=seed, arm=arm, settle_s=0.0).calibration()
+    walk = walked(model, arm, session_cells(level, seed, arms), seed, sensors)
+    return arm, walk.calibration, walk
+
+
+def run_one(job: tuple[str, int, int, int, bool, bool, str, str]) -> dict:
+    level, seed, players, n_actions, standalone, mass_spread, arms, how = job
     model = load_model("A")
     t0 = time.perf_counter()
-    script = play(model, level, seed, players, n_actions, mass_spread=mass_spread, arms=arms)
+    arm, cal, walk = session_calibration(model, level, seed, arms, how)
+    script = play(model, level, seed, players, n_actions, mass_spread=mass_spread, arms=arms, arm=arm)
+    if cal == "none":
+        cal = uncalibrated(model, script.calibration())
     t1 = time.perf_counter()
-    events = follow(model, script, standalone=standalone)
+    events = follow(model, script, standalone=standalone, calibration=cal)
     t2 = time.perf_counter()
-    outcomes, early = score(model, script.actions, events)
+    # what the sensors can tell apart is a property of the arm as built (its holders where they really are)
+    outcomes, early = score(script.built, script.actions, events)
     summary = Summary()
     summary.add(outcomes, early)
     clearing = Summary()
@@ -198,7 +221,7 @@ def run_one(job: tuple[str, int, int, int, bool, bool, str]) -> dict:
               for o in outcomes if (o.changed and o.distinguishable and not o.exact) or o.missed_tip or o.false_events
               or (o.changed and o.same and not o.flagged)]
     arm = script.arm
-    return {"level": level, "summary": summary, "clearing": clearing, "generate_s": t1 - t0, "process_s": t2 - t1,
+    return {"level": level if how == "given" else f"{level}, {how}", "walk": walk, "summary": summary, "clearing": clearing, "generate_s": t1 - t0, "process_s": t2 - t1,
             "trace_s": script.now, "rows": len(script.rows), "misses": misses, "seed": seed,
             "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3))}
 
@@ -311,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arms", choices=("random", "ours"), default="random",
                    help="each session's arm and hands drawn at random over what real tables have (default), or the "
                         "daemon's own simulated arm (1 Hz, damping 0.08, fixed swing) and gentler hands")
+    p.add_argument("--calibration", nargs="*", default=["given"], choices=CALIBRATIONS,
+                   help="how each arm is calibrated: given (the simulation's own, perfect: the default), none (the arm "
+                        "built off the model, as a table runs it before anyone calibrates) or walked (the same arm "
+                        "calibrated by companion calibrate's steps on the simulated table); several print one row "
+                        "each")
     p.add_argument("--uniform-masses", action="store_true",
                    help="every pawn exactly its nominal mass (by default each pawn's mass varies with σ 0.3 g for L "
                         "and 0.2 g for M, the model's mass_sigma_g)")
@@ -318,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     games = args.games or (3 if args.quick else 20)
     n_actions = args.actions or (40 if args.quick else 70)
     jobs = [(level, args.seed * 1000 + g, 2 if g % 2 == 0 else 4, n_actions, args.standalone, not args.uniform_masses,
-             args.arms) for level in args.levels for g in range(games)]
+             args.arms, how) for how in args.calibration for level in args.levels for g in range(games)]
+    levels = [level if how == "given" else f"{level}, {how}" for how in args.calibration for level in args.levels]
     started = time.perf_counter()
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
@@ -337,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|" + "---|" * 9)
     ok = True
     rows_out = []
-    for level in args.levels:
+    for level in levels:
         mine = [r for r in results if r["level"] == level]
         worst = sorted(mine, key=lambda r: (r["summary"].row()["exact_pct"] or 100.0))[:max(1, math.ceil(len(mine) / 10))]
         rows_out.append((level, merged(results, level, "summary")))
@@ -360,12 +389,20 @@ def main(argv: list[str] | None = None) -> int:
     print("| level | removals | exact % (n) | ambiguous flagged % (n) | un-tips missed (of) | false events "
           "| latency median / p95 s |")
     print("|" + "---|" * 7)
-    for level in args.levels:
+    for level in levels:
         row = merged(results, level, "clearing").row()
         print(f"| {level} | {row['events'] - row['untips']} | {fmt(row['exact_pct'], '.1f')} "
               f"({row['distinguishable']}) | {fmt(row['flagged_pct'], '.1f')} ({row['indistinguishable']}) "
               f"| {row['untips_missed']} ({row['untips']}) "
               f"| {row['false_events']} | {fmt(row['latency_median_s'], '.2f')} / {fmt(row['latency_p95_s'], '.2f')} |")
+    walks = [r["walk"] for r in results if r["walk"] is not None]
+    if walks:
+        print(f"\nthe walk-through on {len(walks)} arms built off the model (holders σ 2.5 mm and 0.96-1.04 × the "
+              f"model's spacing, pawns 0-25 mm above the pivot): holders within {max(w.holders_rms_mm for w in walks):.2f} "
+              f"mm rms of where they are (worst {max(w.holders_worst_mm for w in walks):.2f} mm), pawn height within "
+              f"{max(abs(w.height_error_mm) for w in walks):.2f} mm, the empty swing within "
+              f"{max(abs(w.swing_error) for w in walks) * 100:.1f} %, {sum(w.refused for w in walks)} captures refused "
+              "and taken again")
     trace_s = sum(r["trace_s"] for r in results)
     process_s = sum(r["process_s"] for r in results)
     print(f"\nsimulated table time {trace_s / 3600:.2f} h, {sum(r['rows'] for r in results)} rows; "

@@ -449,6 +449,18 @@ def channel_stats(rows: Iterable[Row], name: str) -> ChannelStats:
             glitches += 1
         else:
             values.append(float(v))
+    # a flipped bit is one reading far from both its neighbours, which agree with each other (a real change stays)
+    if len(values) >= 3:
+        jump = 12.0 * max(_noise_of(values), 1.0) + 50.0
+        kept = [values[0]] if abs(values[0] - values[1]) <= jump else []
+        for a, v, b in zip(values, values[1:], values[2:]):
+            if abs(v - a) > jump and abs(v - b) > jump and abs(a - b) <= jump:
+                continue
+            kept.append(v)
+        if abs(values[-1] - values[-2]) <= jump:
+            kept.append(values[-1])
+        glitches += len(values) - len(kept)
+        values = kept
     n = len(values)
     if n == 0:
         return ChannelStats(name, total, 0, math.nan, math.nan, math.nan, math.nan, glitches, rails)
@@ -505,6 +517,25 @@ def _noise_of(values: Sequence[float]) -> float:
     return diffs[len(diffs) // 2] / (0.6745 * math.sqrt(2)) if diffs else 0.0
 
 
+SWING_SEARCH_HZ = (0.35, 3.0)     # wider than the 0.5-2 Hz real arms have: a loaded arm swings slower
+
+
+def _coarse_omega(ts: Sequence[float], vs: Sequence[float], damping: float, step: float = 0.02) -> float | None:
+    """The frequency (rad/s) whose swing fits the readings best, over every frequency an arm may have, in steps of
+    `step` (relative), on every few readings (a swing needs no 100 Hz to show its frequency)."""
+    every = max(1, len(ts) // 200)
+    cts, cvs = ts[::every], vs[::every]
+    lo, hi = (2 * math.pi * f for f in SWING_SEARCH_HZ)
+    n = math.ceil(math.log(hi / lo) / step) + 1
+    best = None
+    for k in range(n):
+        w = lo * math.exp(k * step)
+        fit = fit_swing(cts, cvs, w, damping)
+        if fit is not None and (best is None or fit.rms < best[0]):
+            best = (fit.rms, w)
+    return None if best is None else best[1]
+
+
 @dataclass(frozen=True)
 class RestAngle:
     sin: float           # reading - level at rest (sin θ), from the swing fit
@@ -527,7 +558,13 @@ def rest_angle(rows: Sequence[Row], axis: str, level_g: float, *, swing_hz: floa
     vs = [v - level_g for v in vs]
     noise = _noise_of(vs)
     omega = 2 * math.pi * swing_hz
-    fit = (refine_swing if refine else fit_swing)(ts, vs, omega, damping, noise=noise)
+    if refine:
+        # an arm nobody measured may swing anywhere from half a hertz to two: look across all of it first (a search
+        # about a guess finds only a nearby minimum of the residuals), then refine about the best
+        omega = _coarse_omega(ts, vs, damping) or omega
+        fit = refine_swing(ts, vs, omega, damping, noise=noise, span=0.05)
+    else:
+        fit = fit_swing(ts, vs, omega, damping, noise=noise)
     if fit is None:
         raise CalibrationRefused(f"the accelerometer readings during {what} could not be fitted")
     if fit.rms > 3.0 * noise + 0.002:

@@ -37,7 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -49,7 +49,8 @@ from companion.simulation.games import move_matches, play_session  # noqa: E402
 from companion.sensing.calibration import render  # noqa: E402
 from companion.simulation.traces import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
-from sensing_accuracy import LEVELS, fmt, session_arm, session_cells  # noqa: E402  (bench/ is this script's folder)
+from sensing_accuracy import LEVELS, fmt, session_arm, session_calibration, session_cells  # noqa: E402  (bench/ is this script's folder)
+from companion.simulation.calibrating import CALIBRATIONS, uncalibrated  # noqa: E402
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
 
 
@@ -73,6 +74,7 @@ class Score:
     replay_s: float = 0.0
     rows: int = 0
     same_bytes: int = 0
+    same_calibration: int = 0
 
     def add(self, other: "Score") -> None:
         for k, v in vars(other).items():
@@ -141,27 +143,44 @@ def score(session, lines: list[dict]) -> Score:
 
 
 def run_one(job: tuple) -> tuple[str, Score, dict]:
-    level, seed, players, turns, arms = job
+    level, seed, players, turns, arms, how = job
     model = load_model("A")
-    # the arms and hands of the accuracy benchmark (bench/sensing_accuracy.py), seed for seed
-    arm, hands, _ = session_arm(seed, arms)
+    # the arms and hands of the accuracy benchmark (bench/sensing_accuracy.py), seed for seed, calibrated as it does
+    _, hands, _ = session_arm(seed, arms)
+    arm, cal, walk = session_calibration(model, level, seed, arms, how)
     t0 = time.perf_counter()
+    if how == "none":
+        made = lambda sensors: uncalibrated(model, sensors)  # noqa: E731
+    elif how == "walked":
+        made = lambda sensors: cal  # noqa: E731
+    else:
+        made = None
     session = play_session(model, profile=session_cells(level, seed, arms), seed=seed, players=players, turns=turns,
-                           arm=arm, hands=hands)
+                           arm=arm, hands=hands, calibration_of=made)
     made_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="game-following-") as tmp:
         d = Path(tmp)
         write_trace(d / "trace.csv", session.rows)
         (d / "inputs.jsonl").write_text(write_inputs(session.inputs), encoding="utf-8")
-        (d / "config.toml").write_text(config_toml(model, session.calibration), encoding="utf-8")
+        # the config states the sensors and the model's arm; what was measured of the arm is in calibration.toml
+        stated = replace(session.calibration, kappa_gmm=model.physics.kappa_gmm,
+                         theta_max_deg=model.physics.theta_max_deg)
+        (d / "config.toml").write_text(config_toml(model, stated), encoding="utf-8")
         (d / "calibration.toml").write_text(render(session.calibration, model_name=model.name, exact=True),
                                             encoding="utf-8")
         setup = load_setup(d / "config.toml", calibration=d / "calibration.toml")
+        used = setup.calibration
+        # what the replay's follower runs with is what the table was calibrated to: the walk's holders, height, swing
+        same_cal = (used.holder_x == session.calibration.holder_x and used.swing_measured == session.calibration.swing_measured
+                    and used.pawn_height_mm == session.calibration.pawn_height_mm
+                    and used.inertia_growth == session.calibration.inertia_growth
+                    and used.swing_hz == session.calibration.swing_hz and used.kappa_gmm == session.calibration.kappa_gmm)
         cells = [c.name for c in setup.calibration.cells]
         result = Replay(setup, read_inputs(d / "inputs.jsonl")).run(read_trace(d / "trace.csv", load_cells=cells))
     s = score(session, result.lines)
     s.trace_s, s.replay_s, s.rows = result.trace_seconds, result.processing_seconds, result.rows
     s.same_bytes = int(result.text() == session.replayed.text())
+    s.same_calibration = int(same_cal)
     if not s.same_bytes:
         mine, theirs = result.text().splitlines(), session.replayed.text().splitlines()
         at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
@@ -170,9 +189,9 @@ def run_one(job: tuple) -> tuple[str, Score, dict]:
                              f"{(theirs[at] if at < len(theirs) else '(end)')[:300]}")
     s.wrong_cases = [f"seed {seed} ({players}p): {c}" for c in s.wrong_cases]
     s.asked_cases = [f"{level} seed {seed} ({players}p): {c}" for c in s.asked_cases]
-    info = {"seed": seed, "players": players, "made_s": made_s,
+    info = {"seed": seed, "players": players, "made_s": made_s, "walk": walk,
             "arm": (round(arm.frequency_hz, 2), round(arm.damping, 3)), "hands_mm": hands.x_jitter_mm}
-    return level, s, info
+    return (level if how == "given" else f"{level}, {how}"), s, info
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,14 +205,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arms", choices=("random", "ours"), default="random",
                    help="each session's arm and hands drawn at random over what real tables have (default), or the "
                         "daemon's own simulated arm (1 Hz, damping 0.08) and gentler hands")
+    p.add_argument("--calibration", nargs="*", default=["given"], choices=CALIBRATIONS,
+                   help="how each arm is calibrated: given (the simulation's own, perfect: the default), none (the arm "
+                        "built off the model, as a table runs it before anyone calibrates) or walked (the same arm "
+                        "calibrated by companion calibrate's steps on the simulated table); several print one row "
+                        "each")
     p.add_argument("--show-wrong", action="store_true", help="print every wrong move applied and every tip not judged")
     p.add_argument("--show-asked", action="store_true",
                    help="print every physical turn the sensors alone did not apply, with what the page said")
     args = p.parse_args(argv)
     n = args.sessions or (2 if args.quick else 8)
     turns = args.turns or (40 if args.quick else 60)
-    jobs = [(level, args.seed * 1000 + g, 2 if g % 2 == 0 else 3 + (g // 2) % 2, turns, args.arms)
-            for level in args.levels for g in range(n)]
+    jobs = [(level, args.seed * 1000 + g, 2 if g % 2 == 0 else 3 + (g // 2) % 2, turns, args.arms, how)
+            for how in args.calibration for level in args.levels for g in range(n)]
+    levels = [level if how == "given" else f"{level}, {how}" for how in args.calibration for level in args.levels]
     started = time.perf_counter()
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
@@ -209,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     worst = []
     total = Score()
-    for level in args.levels:
+    for level in levels:
         mine = [(s, info) for lv, s, info in results if lv == level]
         s = Score()
         for part, _ in mine:
@@ -235,9 +260,19 @@ def main(argv: list[str] | None = None) -> int:
               f"| {fmt(s.from_sensors_pct, '.1f')} % "
               f"| {s.asked} | {s.wrong} | {s.missed} | {s.tips_right} of {s.tips} |")
     same = total.same_bytes
-    print(f"\nreplays from the files that printed the bytes the players watched: {same} of {total.sessions}")
-    ok &= same == total.sessions
-    fast = [s for lv, s, _ in results if PROFILES[lv].rate_sps >= 80 and PROFILES[lv].cells >= 4]
+    print(f"\nreplays from the files that printed the bytes the players watched: {same} of {total.sessions}; "
+          f"whose follower ran with the calibration the table was given (the walk-through's, or none): "
+          f"{total.same_calibration} of {total.sessions}")
+    ok &= same == total.sessions and total.same_calibration == total.sessions
+    walks = [info["walk"] for _, _, info in results if info["walk"] is not None]
+    if walks:
+        print(f"the walk-through on {len(walks)} arms built off the model: holders within "
+              f"{max(w.holders_rms_mm for w in walks):.2f} mm rms of where they are (worst "
+              f"{max(w.holders_worst_mm for w in walks):.2f} mm), pawn height within "
+              f"{max(abs(w.height_error_mm) for w in walks):.2f} mm, the empty swing within "
+              f"{max(abs(w.swing_error) for w in walks) * 100:.1f} %, {sum(w.refused for w in walks)} captures refused "
+              "and taken again")
+    fast = [s for lv, s, _ in results if PROFILES[lv.split(",")[0]].rate_sps >= 80 and PROFILES[lv.split(",")[0]].cells >= 4]
     if fast:
         speed = sum(s.trace_s for s in fast) / sum(s.replay_s for s in fast)
         rows = sum(s.rows for s in fast)

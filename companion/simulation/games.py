@@ -78,11 +78,14 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
                  answer_after_s: float = ANSWER_AFTER_S, page_fallback: bool = True,
                  options: dict | None = None, rolls: Sequence[int] | None = None,
                  choose: Callable[[bd.State, list[bd.Move]], bd.Move] | None = None,
-                 arm: ArmStyle | None = None, accelerometer: bool = True) -> SimSession:
+                 arm: ArmStyle | None = None, accelerometer: bool = True,
+                 calibration_of: Callable[[ArmCalibration], ArmCalibration] | None = None) -> SimSession:
     """Games of Balance Duels until `turns` turns have been played (a game cut short at the end is fine).
 
     `rolls` fixes the die (in order; random after them), `choose(state, legal moves)` the moves.
-    `accelerometer=False`: the table is followed by its weight alone (the angle rows stay in the trace)."""
+    `accelerometer=False`: the table is followed by its weight alone (the angle rows stay in the trace).
+    `calibration_of`: what the table runs with, made from the simulation's own (perfect) calibration of its sensors
+    (companion/simulation/calibrating.py: none, or the walk-through's)."""
     rolls = list(rolls or [])
     rng = random.Random(seed * 7 + 3)
     hands = hands or HandStyle(lift_gap_s=(0.05, 0.35))
@@ -92,6 +95,8 @@ def play_session(model: Model, *, profile: NoiseProfile | str = "quiet-10sps", s
     out: list[Turn] = []
     game = 0
     calibration = script.calibration() if accelerometer else replace(script.calibration(), accelerometer=False)
+    if calibration_of is not None:
+        calibration = calibration_of(calibration)
     watched = Replay(replay_setup(model, calibration, players))
     fed = 0
 

@@ -77,6 +77,7 @@ class ArmCalibration:
     # a pawn adds to the swing's inertia (measured by the walk through the holders); 0 and 1 until measured
     pawn_height_mm: float = 0.0
     inertia_growth: float = 1.0
+    height_measured: bool = False               # pawn_height_mm comes from a loaded arm, not the default (then learned)
     holder_x: Mapping[str, float] = field(default_factory=dict)
     tilt_debounce_s: float = DEFAULT_TILT_DEBOUNCE_S
     accelerometer: bool = True
@@ -119,7 +120,8 @@ class ArmCalibration:
             if self.accelerometer else None,
             "kappa_gmm": self.kappa_gmm, "theta_max_deg": self.theta_max_deg, "tip_torque": round(self.tip_torque, 1),
             "swing_hz": self.swing_hz, "damping": self.damping, "arm_inertia_gmm2": self.arm_inertia_gmm2,
-            "pawn_height_mm": self.pawn_height_mm, "inertia_growth": self.inertia_growth,
+            "pawn_height_mm": self.pawn_height_mm, "height_measured": self.height_measured,
+            "inertia_growth": self.inertia_growth,
             "holders": dict(self.holder_x),
         }
 
@@ -197,7 +199,7 @@ def render(cal: ArmCalibration, *, model_name: str, known_mass_g: float | None =
             lines.append(f"inertia_gmm2 = {f(cal.arm_inertia_gmm2, 0)}")
         if cal.inertia_growth != 1.0:
             lines.append(f"inertia_growth = {f(cal.inertia_growth, 4)}      # of m·x², each pawn's share of the swing")
-    if cal.pawn_height_mm != 0.0:
+    if cal.height_measured or cal.pawn_height_mm != 0.0:
         lines.append(f"pawn_height_mm = {f(cal.pawn_height_mm, 2)}      # a loaded arm is less stiff: κ − Σ m·h")
     if cal.holder_x:
         lines += ["", "# measured holder positions, mm from the pivot (+ is seat 1's right)", "[holders]"]
@@ -398,6 +400,7 @@ def apply_file(base: ArmCalibration, cf: CalibrationFile, model: Model | None = 
         damping=cf.damping if cf.damping is not None else base.damping,
         arm_inertia_gmm2=cf.inertia_gmm2 if cf.inertia_gmm2 is not None else base.arm_inertia_gmm2,
         pawn_height_mm=cf.pawn_height_mm if cf.pawn_height_mm is not None else base.pawn_height_mm,
+        height_measured=base.height_measured or cf.pawn_height_mm is not None,
         inertia_growth=cf.inertia_growth if cf.inertia_growth is not None else base.inertia_growth,
         swing_measured=base.swing_measured or cf.swing_hz is not None,
         holder_x={**base.holder_x, **cf.holder_x},

@@ -343,7 +343,8 @@ class CalibrationSession:
             if t.level_g is not None:
                 cal = replace(cal, level_g=t.level_g, accel_noise_g=t.accel_noise_g)
         if self.kappa_w is not None:
-            cal = replace(cal, kappa_gmm=self.kappa(), pawn_height_mm=self.pawn_height())
+            cal = replace(cal, kappa_gmm=self.kappa(), pawn_height_mm=self.pawn_height(),
+                          height_measured=cal.height_measured or self.height is not None)
             swing = self.swing()
             if swing is not None:
                 cal = replace(cal, swing_hz=swing.empty_hz, damping=swing.empty_damping,

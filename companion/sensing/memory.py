@@ -23,6 +23,7 @@ from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
 from companion.sensing.drift import ZeroDrift
 from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
+from companion.sensing.height_fit import HeightFit
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.touches import HandSpread
@@ -53,6 +54,8 @@ def memory_of(f: ArmFollower) -> dict:
         "settling_fits": [list(fit) for fit in f.settling.fits],
         "drift_looks": [list(look) for look in f.drift.looks],
         "drift_misses": [list(miss) for miss in f.drift.misses],
+        # (an arm whose loaded stiffness nobody measured: what the confirmed changes said of its pawns' height)
+        "height_looks": None if f.height_fit is None else [list(look) for look in f.height_fit.looks],
     }
 
 
@@ -73,7 +76,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "zeta_scale_var",
                                     "cells", "accel_noise_mad", "zero_w", "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
                                     "settling", "settling_fits", "drift_looks",
-                                    "drift_misses"})
+                                    "drift_misses", "height_looks"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -152,6 +155,18 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
                         [(_number({"w": a}, "w", "drift_misses.", low=-1e4, high=1e4),
                           _number({"v": b}, "v", "drift_misses.", low=1e-12, high=1e6),
                           _number({"t": c}, "t", "drift_misses.", low=1e-3, high=1e4)) for a, b, c in misses])
+    looks = memory.get("height_looks")     # (none in an older memory, or on an arm whose loaded stiffness was measured)
+    if looks is not None and f.height_fit is not None:
+        if not isinstance(looks, list) or len(looks) > HeightFit.KEEP or not all(
+                isinstance(k, list) and len(k) == 3 for k in looks):
+            raise ValueError(f"follower memory: height_looks must be a list of at most {HeightFit.KEEP} "
+                             "[sin·mass change, torque g·mm, variance] triples")
+        fit = HeightFit(f.height_fit.prior, [(_number({"b": b}, "b", "height_looks.", low=-1e4, high=1e4),
+                                              _number({"r": r}, "r", "height_looks.", low=-1e7, high=1e7),
+                                              _number({"v": v}, "v", "height_looks.", low=1e-6, high=1e12))
+                                             for b, r, v in looks])
+        f.height_fit = fit
+        f.set_height(fit.height)
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):

@@ -203,7 +203,7 @@ class SensorSim:
             kappa_gmm=phys.kappa_gmm if kappa_gmm is None else kappa_gmm,
             theta_max_deg=phys.theta_max_deg if theta_max_deg is None else theta_max_deg,
             swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping, swing_measured=True,
-            pawn_height_mm=phys.pawn_height_mm,
+            pawn_height_mm=phys.pawn_height_mm, height_measured=True,
             holder_x={h: x for h, x in built.items() if x != modelled[h]},
             source=f"simulated sensors ({self.p.name})")
 

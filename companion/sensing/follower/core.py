@@ -13,6 +13,7 @@ from companion.sensing.events import ArmEvent, Change
 from companion.sensing.filters import NoiseEstimate, TiltDebouncer
 from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
                                          rank)
+from companion.sensing.height_fit import HeightFit
 from companion.sensing.settling import Settling
 from companion.sensing.touches import HandSpread
 
@@ -45,6 +46,10 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.s = settings or FollowerSettings()
         self.geo = calibration.geometry(model)
         self.kappa = calibration.kappa_gmm       # the empty arm's; a loaded one's is _kappa_for
+        self.height = calibration.pawn_height_mm
+        # an arm whose loaded stiffness nobody measured learns how high its pawns sit from the confirmed changes
+        self.height_fit = None if calibration.height_measured else HeightFit(calibration.pawn_height_mm)
+        self._height_pending: tuple | None = None     # the change confirmed last, until the arm has rested after it
         self.s_max = math.sin(math.radians(calibration.theta_max_deg))
         self.axis = calibration.axis if calibration.accelerometer else None
         self.level = calibration.level_g
@@ -168,15 +173,15 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
     def _kappa_for(self, mass_g: float | None = None) -> float:
         """κ_eff of the arm carrying `mass_g` grams of pawns (default: the likeliest account of those on it): pawns
         above the pivot make a loaded arm tilt further for the same torque."""
-        if not self.cal.pawn_height_mm:
+        if not self.height:
             return self.kappa
-        return self.cal.kappa_at(self._pawn_mass() if mass_g is None else mass_g)
+        return max(0.05 * self.kappa, self.kappa - self.height * (self._pawn_mass() if mass_g is None else mass_g))
 
     def _tip_torque_for(self, mass_g: float | None = None) -> float:
         """τ_tip of the arm carrying `mass_g` grams of pawns (default: the likeliest account of those on it)."""
-        if not self.cal.pawn_height_mm:
+        if not self.height:
             return self.geo.tip_torque
-        return self.cal.tip_torque_at(self._pawn_mass() if mass_g is None else mass_g)
+        return self._kappa_for(mass_g) * self.s_max
 
     def _tick(self, t: float) -> None:
         if self.mode == "deciding":

@@ -41,7 +41,7 @@ class Judging:
         w1 = after[0]
         dw, var_dw, drift = self._weight_change((self.w0, self.var_w0, self.t_w0), after)
         # the arm as the change leaves it loaded (the weight says how much it carries now): its stiffness and its τ_tip
-        mass1 = self._pawn_mass() + dw if self.cal.pawn_height_mm else None
+        mass1 = self._pawn_mass() + dw if self.height else None
         kappa1, tip1 = self._kappa_for(mass1), self._tip_torque_for(mass1)
         if board:
             tau1, var_tau1 = board * tip1, 0.0

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from companion.sensing.drift import MIN_SPELL_S
+from companion.sensing.height_fit import HeightFit
 from companion.sensing.events import Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
@@ -122,6 +123,7 @@ class Learning:
         top = options[0][0]
         best = options[0][3]
         self._learn_hands(best, m)
+        height_from = (options[0][2], best, change) if not replay else None
         merged: dict[tuple, list] = {}
         for score, ll, pool, c in options:
             w = math.exp(max(-700.0, score - top))
@@ -141,8 +143,42 @@ class Learning:
         self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),
                                c if refine else None, ll, m if refine else None)
                         for w, pawns, c, ll in ordered]
+        if height_from is not None:
+            self._learn_height(*height_from)
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
+
+    def _learn_height(self, pool: Sequence[TrackedPawn], best: Candidate, change: Change) -> None:
+        """An arm whose loaded stiffness nobody measured: how far the confirmed change moved the torque, against how far
+        the angle moved, says how high the pawns sit (height_fit.py). The angle after it is read once the arm has
+        rested until the next hand (the whole spell's swing: a decision's short look is a few times less sure, and
+        its errors lean with the swing the follower predicted from the height it is learning)."""
+        m = change.measurement
+        self._height_pending = None
+        if self.height_fit is None or m.censored1 or self.board0 or not math.isfinite(m.var_tau0):
+            return
+        after = apply_candidate(self.geo, list(pool), best, placed_mass=self._placed_mass(best, m))
+        m0, m1 = sum(p.mass_g for p in pool), sum(p.mass_g for p in after)
+        moved = model_torque(self.geo, after)[0] - model_torque(self.geo, pool)[0]
+        # (the rest before was read through the stiffness the follower had then)
+        self._height_pending = (change, m.tau0 / self._kappa_for(m0), m0, m1, moved, m.var_tau0 + best.c_tt)
+
+    def _learn_height_after(self, tau1: float, var_tau1: float) -> None:
+        """The rest the arm kept until the next hand, after the change confirmed last: the look at the height."""
+        pending, self._height_pending = self._height_pending, None
+        if pending is None or not self.changes or self.changes[-1] is not pending[0]:
+            return
+        change, sin0, m0, m1, moved, var = pending
+        if abs(self._pawn_mass() - m1) > 0.5:
+            return
+        kappa1 = self._kappa_for(m1)
+        self.set_height(self.height_fit.add(HeightFit.look(self.kappa, sin0, m0, tau1 / kappa1, m1, moved,
+                                                           var + var_tau1)))
+
+    def set_height(self, height_mm: float) -> None:
+        """The pawns' height above the pivot the follower reads the loaded arm with (its stiffness and its swing)."""
+        self.height = height_mm
+        self.swing_model = replace(self.swing_model, height_mm=height_mm)
 
     def learn_from(self, change: Change) -> None:
         """Learn the hands and the cells' settling from a change as from a confirmed move — for a follower with no

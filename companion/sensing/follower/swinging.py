@@ -260,7 +260,7 @@ class SwingReading:
             rel = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
         else:
             rel = 0.01
-        if not self.cal.pawn_height_mm:
+        if not self.height:
             return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel)
         mass = self._pawn_mass() if mass_g is None else mass_g
         return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel, mass)

@@ -192,6 +192,8 @@ class Weighing:
                 kappa = self._kappa_for()
                 self.tau0 = kappa * fit.rest
                 self.var_tau0 = (kappa * fit.rest_sigma) ** 2
+                if self._height_pending is not None:
+                    self._learn_height_after(self.tau0, self.var_tau0)
                 self._track_torque_zero(self.tau0, self.var_tau0)
                 long = None
                 if any(b.via is not None for b in self.beliefs):

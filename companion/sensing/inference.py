@@ -343,7 +343,6 @@ class Measurement:
         }
 
 
-HANDS_SAY = 2.0      # how much likelier (nats) the touches must make one description of a net change to show it
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
 
@@ -465,6 +464,10 @@ class Scored:
     probability: float
     hypothesis: int = 0      # which belief about the pawns on the arm the best explanation starts from
     shift: float = 0.0       # that belief's torque before, relative to the measurement's
+    # the share of `probability` that is the description shown (a beat of like pawns and the mover's removal leave
+    # the same pawns: only the hands can say which it was), and the other descriptions with their probabilities
+    described: float = 1.0
+    retold: tuple[tuple[Candidate, float], ...] = ()
 
     def to_dict(self) -> dict:
         return {**self.candidate.to_dict(), "probability": round(self.probability, 4),
@@ -527,33 +530,48 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
         w = math.exp(max(-700.0, sc - top))
         total += w
         weighted.append((w, sc, d2, hi, c))
+    # per net effect: its probability, best score and that score's distance; and each description of it (a beat of
+    # like pawns ends as the mover's removal) with its probability and its likeliest way (score, belief, candidate)
     by_key: dict[tuple, list] = {}
+    tellings: dict[tuple, dict[tuple, list]] = {}
     pairs = []
     for w, sc, d2, hi, c in weighted:
         p = w / total
         pairs.append(Pair(p, hi, c))
         entry = by_key.get(c.key)
         if entry is None:
-            by_key[c.key] = [p, sc, d2, hi, c, sc]
-            continue
-        entry[0] += p
-        # one net effect, several descriptions (a beat of like pawns ends as the mover's removal): show the
-        # simplest, unless the hands' touches plainly say another; score by the likeliest
-        shown = entry[5]
-        if m.touches:
-            # another description only where the touches fit it (as many as it takes) and plainly favour it
-            fits = len(c.touch_x) == len(m.touches)
-            better = (fits and sc > shown + HANDS_SAY) or (sc >= shown - HANDS_SAY and KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind]
-                                                           and not (len(entry[4].touch_x) == len(m.touches) and shown > sc + HANDS_SAY))
+            by_key[c.key] = [p, sc, d2]
         else:
-            better = KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind] or (c.kind == entry[4].kind and sc > shown)
-        if better:
-            entry[3:] = [hi, c, sc]
-        if sc > entry[1]:
-            entry[1:3] = [sc, d2]
-    ranked = sorted(by_key.values(), key=lambda e: (-e[0], KIND_ORDER[e[4].kind]))
+            entry[0] += p
+            if sc > entry[1]:
+                entry[1:3] = [sc, d2]
+        told = tellings.setdefault(c.key, {})
+        said = told.get(_telling(c))
+        if said is None:
+            told[_telling(c)] = [p, sc, hi, c]
+        else:
+            said[0] += p
+            if sc > said[1]:
+                said[1:] = [sc, hi, c]
+    # which description is shown: where the hands were placed, the likeliest (the simplest of equals); where nothing
+    # placed them, the simplest (a beat's second touch is then a guess: the weighed masses alone may favour it,
+    # but that only says which like pawn is left, not that a hand took it)
+    placed = any(tc.x is not None for tc in m.touches)
+    out = []
+    for key, (p, sc, d2) in by_key.items():
+        told = sorted(tellings[key].values(), key=lambda e: (-round(e[0] / p, 9), KIND_ORDER[e[3].kind]) if placed
+                      else (KIND_ORDER[e[3].kind], -e[0]))
+        shown, hi, c = told[0][0], told[0][2], told[0][3]
+        out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
+                          tuple((e[3], e[0]) for e in told[1:])))
+    out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
     pairs.sort(key=lambda pr: -pr.weight)
-    return ([Scored(c, sc, d2, p, hi, beliefs[hi][2]) for p, sc, d2, hi, c, _ in ranked], pairs)
+    return out, pairs
+
+
+def _telling(c: Candidate) -> tuple:
+    """What a description of a change says happened (two like pawns in one holder: either moving tells the same)."""
+    return (c.kind, c.size, c.holder, c.from_holder, c.to_holder, c.victim)
 
 
 def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolution, *,

@@ -145,7 +145,9 @@ def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -
         want_untip = a.tipped_before and not a.tipped_after
         if changed:
             o.exact = _net_of(changes) == a.net
-            o.flagged = any(e.ambiguous for e in changes)
+            # the net change is what is scored here: a description in doubt (a beat of like pawns or the mover's
+            # removal, which leave the same pawns) flags the event, not the pawns it leaves
+            o.flagged = any(e.change.ambiguous if e.change is not None else e.ambiguous for e in changes)
         else:
             o.false_events += len(changes)
         o.missed_tip = want_tip and not tips

@@ -58,6 +58,38 @@ def test_an_l_beating_an_l_is_the_same_net_change_as_a_removal():
     assert best.kind == "remove" and best.holder == "W3" and best.removed == (("W3", "L"),)
 
 
+def touched(m, *places):
+    """`m` with the hands' touches located at these (x mm, σ mm, weight lifted g)."""
+    from dataclasses import replace
+    from companion.sensing.touches import Touch
+    return replace(m, touches=tuple(Touch(0.5 * i, 0.5 * i + 0.4, x, s, lifted) for i, (x, s, lifted)
+                                    in enumerate(places)), finger_mm=4.0)
+
+
+def test_a_beat_of_like_pawns_the_hands_show_is_told_as_the_beat():
+    # foreign arm, seed 5001: an L lifted at W3 and set down in W5, beating the L there, was printed as the removal
+    # of the W3 pawn, unflagged: the hands said two touches, at W3 and at W5, which a removal does not make
+    pawns = weighed(("W3", "L"), ("W5", "L"), ("E2", "L"), ("E6", "L"))
+    m = touched(measure(-10.0, -10.0 * GEO.x["W3"]), (GEO.x["W3"], 3.0, 10.0), (GEO.x["W5"], 3.0, 0.0))
+    best = verdict(pawns, m).ranked[0]
+    assert (best.candidate.kind, best.candidate.from_holder, best.candidate.to_holder) == ("beat", "W3", "W5")
+
+
+def test_a_removal_the_hands_cannot_tell_from_a_beat_is_flagged():
+    # no touch placed: the pawn in W3 may have been taken off, or moved onto a like pawn and that one taken
+    from companion.sensing.events import Change
+    pawns = weighed(("W3", "L"), ("W5", "L"), ("E2", "L"))
+    m = measure(-10.0, -10.0 * GEO.x["W3"])
+    v = verdict(pawns, m, final=True)
+    top = v.ranked[0]
+    assert top.candidate.kind == "remove" and not v.ambiguous and top.described < 0.99
+    change = Change(1.0, top.candidate, tuple(v.ranked), tuple(v.group), v.confidence, v.ambiguous, m, (), (), GEO,
+                    described=top.described, retold=top.retold)
+    event = change.events()[0]
+    assert event.ambiguous and any(a["text"].startswith("move L W3 → ") for a in event.to_json()["alternatives"])
+    assert not change.ambiguous          # the pawns left on the arm are not in doubt: only how they got there
+
+
 def test_two_pawns_whose_moves_torque_alike_are_flagged_not_guessed():
     # L three holders inward (-570) and M five holders inward (-570): weight and torque cannot tell
     pawns = weighed(("E1", "L"), ("E2", "M"))

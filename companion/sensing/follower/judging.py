@@ -203,7 +203,8 @@ class Judging:
         change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
                         hands_off_t=self.t_off,
-                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs))
+                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
+                        described=top.described, retold=top.retold)
         self.changes.append(change)
         placed = self._placed_mass(best, m)
         self._weigh_pending = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from companion.sensing.fit import FitCheck
 from companion.sensing.inference import Candidate, Geometry, Measurement, Scored, TrackedPawn
 
 EVENT_KINDS = ("place", "remove", "move", "tip", "untip")   # what `companion analyze` prints
@@ -34,6 +35,7 @@ class Change:
     # mover's removal; only the hands tell them apart), and the others with their probabilities
     described: float = 1.0
     retold: tuple[tuple[Candidate, float], ...] = field(default=(), repr=False, compare=False)
+    fit: FitCheck | None = field(default=None, repr=False, compare=False)   # how well `best` explains the readings
 
     @property
     def flagged(self) -> bool:
@@ -120,4 +122,6 @@ class ArmEvent:
         if candidates and self.change is not None:
             d["candidates"] = self.change.candidates()
             d["measured"] = self.change.measurement.to_dict()
+            if self.change.fit is not None:
+                d["fit"] = self.change.fit.to_dict()
         return d

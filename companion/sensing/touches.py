@@ -646,9 +646,21 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
         return 0.0
     if len(touches) != len(expected):
         return miscount
+    off = misfit(touches, expected, jitter_mm=jitter_mm, scale=scale)
+    if off is None:
+        return 0.0
+    return max(floor * off[1], -0.5 * off[0])
+
+
+def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
+           scale: float = 1.0) -> tuple[float, int] | None:
+    """(squared Mahalanobis distance, touches placed) of the touches from where the hands were expected (mm, in
+    order), as `loglik` judges them; None when they are not as many as expected or none was placed."""
+    if len(touches) != len(expected):
+        return None
     idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
     if not idx:
-        return 0.0
+        return None
     r = [touches[i].x - expected[i] for i in idx]
     c2 = scale * scale
     def located(i: int, j: int) -> float:
@@ -658,6 +670,5 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     c = [[c2 * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
     solved = _solve(c, r)
     if solved is None:
-        return 0.0
-    q = sum(a * b for a, b in zip(r, solved[0]))
-    return max(floor * len(idx), -0.5 * q)
+        return None
+    return sum(a * b for a, b in zip(r, solved[0])), len(idx)

@@ -129,6 +129,36 @@ def test_state_payload_for_another_game_has_no_balance(companion):
     json.dumps(state, allow_nan=False)
 
 
+@pytest.mark.parametrize("game", ["balance_duels", "imperial", "risk", "balance_of_power", "global_powers"])
+def test_every_game_is_over_on_mqtt_when_it_is_over_with_its_winners_by_name(game):
+    """Imperial's view says `game_over`, not `over`: the state payload read `over` alone, so a finished Imperial
+    game was never over on MQTT. Each game played to its end (the history's simulated plays, whose truth is taken
+    from the engine's own final state) must say so, with the winners by name and nobody to move."""
+    import random
+    from types import SimpleNamespace
+
+    from companion.games import plays
+    from companion.games.registry import engines
+    from companion.simulation import plays as sim
+
+    makers = {"balance_duels": lambda r: sim.balance_duels(r, sim.model_a(), False), "imperial": sim.imperial,
+              "risk": sim.risk_game, "balance_of_power": sim.balance_of_power, "global_powers": sim.global_powers}
+    play = makers[game](random.Random(5)) if game == "balance_duels" else makers[game](random.Random(5), False)
+    assert play.over and play.winners, "the simulated play no longer ends: the test would test nothing"
+    engine = engines(sim.model_a())[game]
+    events = [SimpleNamespace(kind=kind, body=body, seq=i) for i, (kind, body) in enumerate(play.steps, start=1)]
+    folded = plays.fold(engine, play.options, events)
+
+    def payload(state):
+        return P.state_payload({"game": game, "title": engine.title, "view": engine.view(state),
+                                "scores": engine.scores(state)}, CFG)
+
+    end = payload(folded.states[-1])
+    assert end["over"] is True and end["winners"] == play.winners and end["to_move"] is None, end
+    start = payload(folded.states[0])
+    assert start["over"] is False and start["winners"] == []
+
+
 def test_event_payload_carries_the_table():
     ev = {"seq": 3, "game_id": 1, "kind": "action", "body": {"action": {"type": "roll", "value": 4}},
           "source": "page", "at": "2024-01-01T00:00:00Z"}

@@ -92,11 +92,14 @@ def test_the_hall_stream_sends_the_tables(broker, tables):
         assert data["tables"][0]["table"] == "t1"
         t.host.act({"type": "roll", "value": 5})
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            data = json.loads(next(chunks).decode().split("data: ", 1)[1])
-            if data["tables"][0]["seq"] == t.host.seq:
-                break
-        assert data["tables"][0]["seq"] == t.host.seq
+        seen = None
+        while time.monotonic() < deadline and seen != t.host.seq:
+            # then only what changed: the table's new card once its state has come through the broker
+            message = next(chunks).decode()
+            assert message.startswith("event: changes\ndata: ")
+            data = json.loads(message.split("data: ", 1)[1])
+            seen = next((c["seq"] for c in data["tables"] if c["table"] == "t1"), seen)
+        assert seen == t.host.seq
         resp.close()
     finally:
         board.stop()

@@ -202,7 +202,8 @@ def tables(tmp_path):
 class Watcher:
     """A plain paho subscriber that records every message (retained or live) per topic."""
 
-    def __init__(self, port: int, topics: list[str], *, client_id: str = "", clean_session: bool = True):
+    def __init__(self, port: int, topics: list[str], *, client_id: str = "", clean_session: bool = True,
+                 username: str | None = None, password: str | None = None):
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -218,6 +219,8 @@ class Watcher:
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
                                   protocol=mqtt.MQTTv311)
         self.client.reconnect_delay_set(0.1, 0.5)
+        if username is not None:
+            self.client.username_pw_set(username, password)
         self.client.on_connect = self._on_connect
         self.client.on_subscribe = self._on_subscribe
         self.client.on_message = self._on_message

@@ -25,7 +25,8 @@ KINDS = ("large", "large", "large", "many_scores", "wrong_types", "not_json", "n
 
 def hostile_state(kind: str, rng: random.Random, size: int) -> bytes:
     """One retained state payload of `kind`, about `size` bytes where its kind has a size."""
-    text = "".join(rng.choice("abcdefghij <>&\"'\u202e\u00e9") for _ in range(max(1, size // 3)))
+    # markup and a right-to-left override among plain letters, so that about `size` bytes of JSON hold it
+    text = "\u202e<b>" + "".join(rng.choice("abcdefghij <>&'") for _ in range(max(1, size // 3 - 120)))
     if kind == "large":        # the issue's: long name, title and message, 40 players
         return json.dumps({"name": text, "title": text, "message": text, "to_move": text[:200], "seq": rng.randrange(9),
                            "scores": [{"name": f"p{n}", "score": n} for n in range(40)]}).encode()

@@ -318,6 +318,7 @@ def retained_flood(fig: Figures, broker: Broker, daemon: DaemonProcess, player: 
         flood = [(f"companion/{HALL}/flood{i:03d}/state", hostile_state("large", rng, kb * 1000)) for i in range(count)]
         total = sum(len(p) for _, p in flood)
         s = Stranger(broker.port, username="guest", password=USERS["guest"])
+        flood_start = time.monotonic()
         try:
             took = s.publish_all(flood + [(f"companion/{HALL}/zz-last/state", b'{"name": "last"}')], retain=True,
                                  timeout=300)
@@ -327,7 +328,8 @@ def retained_flood(fig: Figures, broker: Broker, daemon: DaemonProcess, player: 
         size1, snap = hall.tables()
         mem1 = hall.memory()
         fig.say(f"flood: {count} retained states of {total / count / 1000:.1f} kB ({total / 1e6:.1f} MB) sent in "
-                f"{took:.1f} s, at the hall {absorbed - hall.started:.1f} s after it started")
+                f"{took:.1f} s, all through the hall {absorbed - flood_start:.1f} s after the first")
+        out["flood_through_the_hall_s"] = round(absorbed - flood_start, 2)
         # a good table's rolls: when its card shows at the hall, and what a page on the stream is sent for it
         page = HallPage(hall.port)
         wait(lambda: page.after(0), 10, "the page's first message")

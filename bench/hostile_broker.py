@@ -35,7 +35,7 @@ from pathlib import Path
 from _common import Figures  # first: it also puts the repository on sys.path
 
 from tests.mqtt.conftest import Broker, Watcher, mosquitto_binary
-from tests.mqtt.floods import Stranger, announce_flood, hostile_state
+from tests.mqtt.floods import Stranger, hostile_state
 from tests.reliability.harness import DaemonProcess, proc_memory_kb, write_config
 from tests.reliability.httpfuzz import HIDDEN_CASH
 

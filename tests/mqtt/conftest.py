@@ -199,6 +199,20 @@ def tables(tmp_path):
         t.close()
 
 
+def board_for(broker):
+    """A started HallBoard of HALL on this broker, quick to reconnect."""
+    from companion.mqtt.hall import HallBoard
+
+    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
+    board.start()
+    return board
+
+
+def rows(board):
+    """The board's tables by id."""
+    return {t["table"]: t for t in board.snapshot()["tables"]}
+
+
 class Watcher:
     """A plain paho subscriber that records every message (retained or live) per topic."""
 

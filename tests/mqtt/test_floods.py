@@ -5,19 +5,11 @@ is in test_tables.py, with the announce clock. bench/hostile_broker.py sends the
 import random
 
 from companion.mqtt import hall as H
-from companion.mqtt.hall import HallBoard, create_hall_app
-from tests.mqtt.conftest import HALL, wait_until
+from companion.mqtt.hall import create_hall_app
+from tests.mqtt.conftest import HALL, board_for, rows, wait_until
 from tests.mqtt.floods import KINDS, Stranger, retained_flood, take_client_id
 
 
-def board_for(broker):
-    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
-    board.start()
-    return board
-
-
-def cards(board):
-    return {t["table"]: t for t in board.snapshot()["tables"]}
 
 
 def test_a_retained_flood_leaves_the_hall_bounded_and_a_live_tables_card_live(broker, tables):
@@ -27,28 +19,28 @@ def test_a_retained_flood_leaves_the_hall_bounded_and_a_live_tables_card_live(br
     board = board_for(broker)
     stranger = Stranger(broker.port)
     try:
-        wait_until(lambda: cards(board).get("t1", {}).get("online") is True, what="the live table on the hall")
+        wait_until(lambda: rows(board).get("t1", {}).get("online") is True, what="the live table on the hall")
         flood = retained_flood(HALL, 3 * H.MAX_TABLES, 6000, random.Random(34))
         bad = sum(1 for i in range(len(flood)) if KINDS[i % len(KINDS)] in
                   ("not_json", "not_object", "nan", "nested", "over_the_limit"))
         stranger.publish_all(flood + [(f"companion/{HALL}/zz-last/state", b'{"name": "last"}')], retain=True)
         # messages reach the hall in the order they were published: the last one there means all are
-        wait_until(lambda: "zz-last" in cards(board), what="the whole flood at the hall")
+        wait_until(lambda: "zz-last" in rows(board), what="the whole flood at the hall")
 
         for b in (board, board_for(broker)):        # the hall that saw it come, and one that starts into it
             if b is not board:
-                wait_until(lambda: "zz-last" in cards(b) and "t1" in cards(b), what="a new hall reading the flood")
+                wait_until(lambda: "zz-last" in rows(b) and "t1" in rows(b), what="a new hall reading the flood")
             body = create_hall_app(b).test_client().get("/api/tables")
             snap = body.get_json()
             assert len(snap["tables"]) <= H.MAX_TABLES and len(body.data) < 200_000, len(body.data)
-            assert cards(b)["t1"]["online"] is True and cards(b)["t1"]["seq"] == t.host.seq
+            assert rows(b)["t1"]["online"] is True and rows(b)["t1"]["seq"] == t.host.seq
             assert snap["dropped"]["tables"] > 0 and snap["dropped"]["cut_texts"] > 0
             assert snap["broker"]["bad_payloads"] >= bad
             if b is board:
                 t.host.act({"type": "roll", "value": 3})
             else:
                 t.host.undo()
-            wait_until(lambda: cards(b)["t1"]["seq"] == t.host.seq, timeout=5, what="the live table's change on the hall")
+            wait_until(lambda: rows(b)["t1"]["seq"] == t.host.seq, timeout=5, what="the live table's change on the hall")
             if b is not board:
                 b.stop()
     finally:

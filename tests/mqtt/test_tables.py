@@ -4,15 +4,10 @@ import json
 import time
 
 from companion.mqtt import payloads as P
-from companion.mqtt.hall import HallBoard, create_hall_app
-from tests.mqtt.conftest import HALL, wait_until
+from companion.mqtt.hall import create_hall_app
+from tests.mqtt.conftest import HALL, board_for, wait_until
 from tests.mqtt.floods import Stranger, announce_flood
 
-
-def board_for(broker):
-    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
-    board.start()
-    return board
 
 
 def play(table, rolls):

@@ -22,14 +22,19 @@ PIN = "2468"
 SECRET = 987     # Ann's corrected cash: a number no other field of a fresh game holds
 
 
-@pytest.fixture
-def table(tmp_path):
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False}, "web": {"pin": PIN}}),
-                              store_path=tmp_path / "db.sqlite3")
+def hidden_cash_table(path, sections: dict, cash: int = SECRET) -> Companion:
+    """Imperial with Ann's cash hidden, then corrected to `cash` (the simulated table has sensors: a flight recorder)."""
+    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False}, **sections}), store_path=path)
     c = Companion(cfg, clock=FakeClock())
     c.host.new_game("imperial", {"players": ["Ann", "Bob", "Cy"]})
     c.host.act({"type": "hide_cash", "player": "Ann", "hidden": True})
-    c.host.act({"type": "correct", "what": "cash", "player": "Ann", "value": SECRET, "reason": "miscounted"})
+    c.host.act({"type": "correct", "what": "cash", "player": "Ann", "value": cash, "reason": "miscounted"})
+    return c
+
+
+@pytest.fixture
+def table(tmp_path):
+    c = hidden_cash_table(tmp_path / "db.sqlite3", {"web": {"pin": PIN}})
     yield c, create_app(c)
     c.stop()
 
@@ -110,12 +115,8 @@ def test_a_page_resuming_its_stream_is_sent_the_events_in_outline_while_cash_is_
 
 @pytest.fixture
 def open_table(tmp_path):
-    """A table without a PIN, its cash hidden and corrected (the simulated table has sensors: a flight recorder)."""
-    cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False}}), store_path=tmp_path / "db.sqlite3")
-    c = Companion(cfg, clock=FakeClock())
-    c.host.new_game("imperial", {"players": ["Ann", "Bob", "Cy"]})
-    c.host.act({"type": "hide_cash", "player": "Ann", "hidden": True})
-    c.host.act({"type": "correct", "what": "cash", "player": "Ann", "value": SECRET, "reason": "miscounted"})
+    """A table without a PIN, its cash hidden and corrected."""
+    c = hidden_cash_table(tmp_path / "db.sqlite3", {})
     yield c, create_app(c)
     c.stop()
 
@@ -188,12 +189,7 @@ def test_nothing_a_reader_without_the_pin_sees_depends_on_the_hidden_cash(tmp_pa
     without the PIN gets must be the same on both, byte for byte (wall-clock times aside), or it tells them apart."""
     tables = []
     for i, cash in enumerate((600, 900)):
-        cfg = dataclasses.replace(parse({"simulate": {"enabled": True, "demo": False}, "web": {"pin": PIN}}),
-                                  store_path=tmp_path / f"t{i}.sqlite3")
-        c = Companion(cfg, clock=FakeClock())
-        c.host.new_game("imperial", {"players": ["Ann", "Bob", "Cy"]})
-        c.host.act({"type": "hide_cash", "player": "Ann", "hidden": True})
-        c.host.act({"type": "correct", "what": "cash", "player": "Ann", "value": cash, "reason": "recounted"})
+        c = hidden_cash_table(tmp_path / f"t{i}.sqlite3", {"web": {"pin": PIN}}, cash)
         player = create_app(c).test_client()
         assert player.post("/api/login", json={"pin": PIN}).status_code == 200
         csrf = player.get("/api/session").get_json()["csrf"]

@@ -14,6 +14,7 @@ import pytest
 from tests.browser.test_page import browser, open_page, table  # noqa: F401 (its fixtures; skips without chromium)
 from tests.browser.test_explains import (GREYED, PHONE, PORTRAIT, TABLET, imperial_factory_short, in_view,
                                          refusal_beside, screen, stream_of, unlocked)
+from tests.browser.test_layout import SMALL_TEXT
 from tests.browser.waiting import wait_for_js
 
 # characters outside the Basic Multilingual Plane: the emoji a Chromium without an emoji font draws as empty boxes
@@ -57,6 +58,15 @@ def on_screen(page, locator):
     """Wholly inside the window (a dialog sits above the sticky header, so only the window's edges count)."""
     box = locator.bounding_box()
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= page.viewport_size["height"]
+
+
+def shot(page, name):
+    """The moment as the table sees it, checked as every game's first screen is (test_layout): nothing scrolls
+    sideways, no text under 12 px; then its screenshot (README's come from here)."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"{name}: the page is {width} px wide"
+    assert page.evaluate(SMALL_TEXT) == [], name
+    screen(page, name)
 
 
 def risk_attack_pending(table):
@@ -146,7 +156,7 @@ def test_new_game_keeps_start_in_view_follows_the_count_and_starts_at_the_top(re
     box = beat.bounding_box()
     page.mouse.click(box["x"] + box["width"] - 10, box["y"] + box["height"] / 2)
     assert beat.locator("input").is_checked()
-    screen(page, "small-new-game")
+    shot(page, "small-new-game")
     # started with the page scrolled down: the new game's first step is in view
     page.select_option("#setup-game", "risk")
     start.click()
@@ -179,7 +189,7 @@ def test_balance_of_power_gives_the_next_player_a_fresh_choice_and_counts_rounds
         wait_for_js(page, f"document.getElementById('log').textContent.includes('#{seq + 1}')", timeout=5000)
     # once round the table: the header counts the round, not every player's turn
     assert page.locator(".bp-turn").inner_text() == f"Round 2 · {first}'s turn"
-    screen(page, "small-1815-round")
+    shot(page, "small-1815-round")
     # the game over line draws without an emoji font
     target = api(table, "/api/state")["view"]["points_to_win"]
     table.act({"type": "set_counts", "player": first, "territories": target, "full_capitals": 0})
@@ -197,7 +207,7 @@ def test_global_powers_set_up_is_everyones_turn(tablet, table):
     turn = page.locator("#turn")
     assert turn.is_visible() and turn.inner_text().endswith("Everyone's turn")
     assert page.locator("#turn .swatch").all_inner_texts() == ["A", "B", "C"]   # each player's mark
-    screen(page, "small-global-powers-set-up")
+    shot(page, "small-global-powers-set-up")
     assert page.errors == []
 
 
@@ -216,6 +226,7 @@ def test_risk_counts_are_entered_where_the_player_taps(request, table, size):
     assert abs(page.evaluate("window.scrollY") - before) < 100, "the page jumped away from the tap"
     assert in_view(page, territories)
     assert page.evaluate("document.activeElement.name") == "territories"
+    shot(page, "small-risk-counts")
     page.keyboard.type("10")
     page.locator(".rk-counts-here [name=cities]").fill("2")
     save = page.locator(".rk-counts-here").get_by_role("button", name="Save Anna")
@@ -224,7 +235,6 @@ def test_risk_counts_are_entered_where_the_player_taps(request, table, size):
     take = page.get_by_role("button", name=re.compile(r"Take \d+ troops"))
     take.wait_for(timeout=5000)
     take.scroll_into_view_if_needed()
-    screen(page, "small-risk-counts")
     assert page.errors == []
 
 
@@ -237,11 +247,11 @@ def test_imperial_end_the_maneuver_is_on_the_first_screen(request, table, size):
     end = page.get_by_role("button", name="End the maneuver")
     end.wait_for(timeout=5000)
     assert in_view(page, end), f"End the maneuver is at y = {end.bounding_box()['y']:.0f}, below the fold"
+    shot(page, "small-imperial-maneuver")
     # the factory of a city to occupy is marked by its kind, not by an emoji
     page.locator(".imp-maneuver button", has_text=re.compile("^CN$")).click()
     labels = page.locator(".imp-maneuver").get_by_role("button").all_inner_texts()
-    assert not [t for t in labels if ASTRAL.search(t)], labels
-    screen(page, "small-imperial-maneuver")
+    assert "Beijing ▲" in labels and not [t for t in labels if ASTRAL.search(t)], labels
     assert page.errors == []
 
 
@@ -291,7 +301,7 @@ def test_balance_duels_tip_banner_says_clear_the_arm_and_goes_with_the_next_roun
     assert f"{tipper} tipped the arm and is out" in alarm.inner_text()
     assert "Take every pawn off the arm" in alarm.inner_text() and f"{first} first" in alarm.inner_text()
     assert page.locator("#message").inner_text() == f"Clear the arm, then {first} rolls to open round 2"
-    screen(page, "small-tip-clear-the-arm")
+    shot(page, "small-tip-clear-the-arm")
     # (the banner's going moves the whole page up: the row's place is taken in its card)
     status = """() => { const r = document.querySelector('.bd-status').getBoundingClientRect();
       const card = document.querySelector('.bd-play').getBoundingClientRect(); return [r.x, r.y - card.y, r.width, r.height]; }"""
@@ -312,17 +322,17 @@ def test_balance_duels_sensing_box_comes_and_goes_without_moving_the_game(reques
     table.roll(3)
     snap = api(table, "/api/state")
     live = {**(snap.get("live") or {}), "question": None, "mismatch": None, "sensing_notice": None,
-            "candidates": ["Anna places L on E3", "Anna advances L E1 → E4"]}
+            "candidates": ["black places L on E3", "black advances L E1 → E4"]}
     body = (f"retry: 60000\n\nid: {snap['seq']}\nevent: state\ndata: {json.dumps({'event': None, 'state': snap})}\n\n"
             + f"event: live\ndata: {json.dumps(live)}\n\n")
     page.route("**/api/stream*", stream_of(body))
     try:
         page.goto(table.url + "/")
         sheet = page.locator("#sensing")
-        sheet.get_by_role("button", name="Anna places L on E3").wait_for(timeout=10000)
+        sheet.get_by_role("button", name="black places L on E3").wait_for(timeout=10000)
         for answer in sheet.get_by_role("button").all():
             assert on_screen(page, answer), "an answer is off screen"
-        screen(page, "small-sensing-sheet")
+        shot(page, "small-sensing-sheet")
         # where the game's controls are with the box shown and with it gone, read in one go (the ended stream's
         # reconnects change the header now and then: nothing may come between the two readings)
         shown, gone = page.evaluate("""() => {

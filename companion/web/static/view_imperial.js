@@ -60,10 +60,11 @@
     return api.act(action).catch(api.refused);
   }
 
-  function marker(id, x, y, r) {
+  function marker(id, x, y, r, fontSize) {
     const g = h("svg:g", { class: "imp-marker" });
+    const fs = fontSize || r * 0.95;
     g.append(h("svg:circle", { cx: x, cy: y, r: r, fill: NATIONS[id] ? NATIONS[id].colour : "#888", stroke: "#000", "stroke-width": 2 }));
-    g.append(h("svg:text", { x: x, y: y + r * 0.36, "text-anchor": "middle", class: "imp-marker-text", "font-size": r * 0.95 }, code(id)));
+    g.append(h("svg:text", { x: x, y: y + fs * 0.38, "text-anchor": "middle", class: "imp-marker-text", "font-size": fs }, code(id)));
     return g;
   }
 
@@ -122,7 +123,8 @@
         const idx = row === 0 ? k : k - 3;
         const angle = mid + (idx - (inRow - 1) / 2) * 15;
         const [mx, my] = polar(cx, cy, inner + 20 + row * 27, angle);
-        g.append(marker(n, mx, my, 13));
+        // the code at 15.5 units: 12 px where a phone draws the rondel 350 px wide
+        g.append(marker(n, mx, my, 13, 15.5));
       });
       svg.append(g);
     });

@@ -199,8 +199,8 @@ def test_balance_of_power_gives_the_next_player_a_fresh_choice_and_counts_rounds
     assert page.errors == []
 
 
-def test_global_powers_set_up_is_everyones_turn(tablet, table):
-    page = tablet
+def test_global_powers_set_up_is_everyones_turn(phone, table):
+    page = phone
     table.new_game("global_powers", {"players": ["Ann", "Ben", "Cy"]})
     open_page(page, table)
     page.get_by_role("button", name="Reveal offers").wait_for(timeout=5000)

@@ -124,7 +124,7 @@
         const angle = mid + (idx - (inRow - 1) / 2) * 15;
         const [mx, my] = polar(cx, cy, inner + 20 + row * 27, angle);
         // the code at 15.5 units: 12 px where a phone draws the rondel 350 px wide
-        g.append(marker(n, mx, my, 13, 15.5));
+        g.append(marker(n, mx, my, 14, 15.5));
       });
       svg.append(g);
     });

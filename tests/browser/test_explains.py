@@ -304,7 +304,8 @@ def test_new_game_with_the_forms_defaults_starts_every_game(browser, table):
         assert state["game"] == "global_powers"
         start = page.get_by_role("button", name="Start the game")
         start.click()
-        page.locator("#turn:not([hidden])").wait_for(timeout=10000)
+        # the set-up is everyone's turn; the game begins with one player's
+        wait_for_js(page, "!document.getElementById('turn').textContent.includes('Everyone')", timeout=10000)
         state = json.loads(urllib.request.urlopen(table.url + "/api/state").read())
         assert state["view"]["phase"] == "play"
         assert state["log"][-1]["text"].startswith("The game began: ")

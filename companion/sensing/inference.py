@@ -322,6 +322,8 @@ class Measurement:
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
+    # how far along the arm a hand may touch (mm): where a touch no holder explains may have fallen
+    span_mm: float = field(default=300.0, compare=False, repr=False)
     # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -331,7 +333,8 @@ class Measurement:
                            later.tau1, later.var_tau1, later.censored1, later.tip_torque, later.tip_var,
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
-                           None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale)
+                           None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
+                           span_mm=later.span_mm)
 
     def to_dict(self) -> dict:
         return {
@@ -431,14 +434,14 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     from companion.sensing.touches import loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
-    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale)
+    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm)
     if not m.other_touches:
         return ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
     terms, weights = [ll], [0.0]
     for lw, touches, by_size in m.other_touches:
         mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
-        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale))
+        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm))
         weights.append(lw)
     return _logsumexp(terms) - _logsumexp(weights)
 

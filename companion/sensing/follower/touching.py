@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.filters import shared_runs
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import combined, split
+from companion.sensing.touches import HandSpread, combined, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -94,6 +94,11 @@ class TouchReading:
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _touch_span(self) -> float:
+        """How far along the arm a hand may touch (mm): the holders' span and a finger's worst spread either side."""
+        xs = self.geo.x.values()
+        return max(xs) - min(xs) + 2 * HandSpread.HIGH_MM
 
     def _gesture_traces(self, start: float, t: float) -> list[list[tuple[float, float]]]:
         """Each cell's readings from `start` to `t`, with the runs its spike filter dropped that the other cells

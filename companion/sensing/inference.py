@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
+from companion.sensing.swing import G_MM_S2
 
 SQRT2 = math.sqrt(2.0)
 LOG_TINY = -1e6
@@ -324,6 +325,9 @@ class Measurement:
     drift: tuple = field(default=(), compare=False, repr=False)
     # how far along the arm a hand may touch (mm): where a touch no holder explains may have fallen
     span_mm: float = field(default=300.0, compare=False, repr=False)
+    # the arm's own ω over the settled spell before the change (rad/s) and the variance of its log, or (): each
+    # candidate's ω after is that one as its inertia changes it (`swing_after`)
+    swing_before: tuple = field(default=(), compare=False, repr=False)
     # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -334,7 +338,7 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
-                           span_mm=later.span_mm)
+                           span_mm=later.span_mm, swing_before=self.swing_before)
 
     def to_dict(self) -> dict:
         return {
@@ -346,9 +350,39 @@ class Measurement:
         }
 
 
+# a candidate's ω from the swing measured before it (swing_after): how well κ·g / ω² gives the inertia that swings
+# (relative, on the change the candidate predicts), and a floor for the rest that ratio leaves out
+RATIO_INERTIA_REL = 0.2
+RATIO_FLOOR = 0.002
 HANDS_SAY = 2.0      # how much likelier (nats) the touches must make one description of a net change to show it
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
+
+
+def swing_after(c: Candidate, m: Measurement, load: float) -> tuple[float, float]:
+    """(ω, its relative σ) the arm would swing at after `c`, from pawns of Σ m·x² `load` before it.
+
+    The follower's prediction (`m.swing`: the arm's physics times what it has learned) knows ω only to its
+    rel_sigma — a per cent or more, as much as like pawns' moves differ by. The swing just before the change was
+    measured, often to a tenth of that (`m.swing_before`), and a change alters ω only through the inertia it adds:
+    ω² = κ·g / I, so ω after = ω before · √(I / (I + ΔI)) with I = κ·g / ω² itself — the ratio needs neither the
+    empty arm's inertia nor the learned scale. What it leaves out is put in its σ: how far κ·g / ω² stands for the
+    swinging inertia (a loaded arm's pawns above the pivot make it less stiff), and the rest (the rest angle's pull
+    on the stiffness, a big swing's nonlinearity). A measurement the prediction disowns (beyond 3σ of both) is
+    not used: a swing fitted in the wrong minimum must not make every candidate sure of a wrong ω."""
+    omega, rel = m.swing.at(load + c.d_inertia)[0], m.swing.rel_sigma
+    if not m.swing_before:
+        return omega, rel
+    before, var_before = m.swing_before
+    ln_off = math.log(before / m.swing.at(load)[0])
+    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
+        return omega, rel
+    inertia = m.swing.swing.kappa_gmm * G_MM_S2 / (before * before)
+    change = -0.5 * math.log(max(0.05, 1.0 + c.d_inertia / inertia))
+    rel_after = math.sqrt(var_before + (RATIO_INERTIA_REL * change) ** 2 + RATIO_FLOOR ** 2)
+    if rel_after >= rel:
+        return omega, rel
+    return before * math.exp(change), rel_after
 
 
 def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
@@ -361,15 +395,15 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     """
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
-        omega = m.swing.at(load + c.d_inertia)[0]
-        if m.swing.rel_sigma > WIDE_REL:
-            return _wide_swing_likelihood(c, m, omega, shift)
+        omega, rel = swing_after(c, m, load)
+        if rel > WIDE_REL:
+            return _wide_swing_likelihood(c, m, omega, rel, shift)
         tau1, var1, _ = m.fan.at(omega)
-        # the candidate's ω is a prediction, known to rel_sigma: where the rest depends on ω strongly (a short
+        # the candidate's ω is a prediction, known to rel: where the rest depends on ω strongly (a short
         # look at a slow swing) that is the torque's uncertainty too, and against the ω the swing itself shows
         # it counts only beyond it (a big swing reads a little fast through sin θ; a real pendulum slows)
-        var_pred = (omega * m.swing.rel_sigma) ** 2
-        var1 += (m.fan.slope(omega) * m.swing.rel_sigma) ** 2
+        var_pred = (omega * rel) ** 2
+        var1 += (m.fan.slope(omega) * rel) ** 2
         seen, var_seen = m.fan.frequency(FREQ_TEMPER)
         if math.isfinite(var_seen):
             freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
@@ -402,11 +436,12 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
     return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
 
 
-def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, shift: float) -> tuple[float, float]:
+def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, rel: float,
+                           shift: float) -> tuple[float, float]:
     """As log_likelihood, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
     the ω the prediction and the swing itself agree on, with the uncertainty that leaves — over a short look
     that is wide, and the candidates wait for more swing rather than be read at a frequency the arm lacks."""
-    var_pred = (omega * m.swing.rel_sigma) ** 2
+    var_pred = (omega * rel) ** 2
     seen, var_seen = m.fan.frequency(FREQ_TEMPER)
     if math.isfinite(var_seen) and var_seen > 0:
         post = (omega * var_seen + seen * var_pred) / (var_seen + var_pred)

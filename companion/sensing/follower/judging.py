@@ -82,7 +82,7 @@ class Judging:
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
                         self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift,
-                        span_mm=self._touch_span())
+                        span_mm=self._touch_span(), swing_before=self.swing_before or ())
         return m, board
 
     def _evaluate(self, t: float) -> None:

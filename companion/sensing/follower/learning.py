@@ -68,7 +68,8 @@ class Learning:
                 loads.append(inertia_of(self.geo, change.beliefs_before[s.hypothesis][1]) + s.candidate.d_inertia)
         if not loads:
             return None
-        made = self._fan(ts, ss, loads=loads)
+        made = self._fan(ts, ss, loads=loads, before=m0.swing_before or None,
+                         changes=[s.candidate.d_inertia for s in change.ranked])
         if made is None:
             return None
         fan, best = made

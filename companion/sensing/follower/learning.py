@@ -77,6 +77,12 @@ class Learning:
         dw, var_dw, drift = self._weight_change(self._w_before_change, (w1, var1, t1))
         m = replace(m0, tau1=self.kappa * best.rest, var_tau1=(self.kappa * best.rest_sigma) ** 2, fan=fan,
                     swing=self._predictor())
+        if m0.touches:
+            # a decision before the second look at the hands (a second after they left) judged the touches from
+            # the first: the longer look places them from more of the swing
+            touches, by_size, gesture, others = self._gesture_touches(t, w1, w_before=self._w_before_change[0])
+            if touches:
+                m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others)
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)

@@ -9,6 +9,8 @@ from tests.mqtt.conftest import HALL, wait_until
 from tests.browser.waiting import wait_for_js
 from tests.browser.chromium import CHROMIUM
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 

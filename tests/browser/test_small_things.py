@@ -379,3 +379,21 @@ def test_the_page_explains_itself_on_a_portrait_tablet(portrait, table):
     page.locator(".bd-move").first.wait_for(timeout=5000)
     assert page.evaluate(boxes) == before
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 360])
+def test_the_toolbar_on_a_phone_keeps_each_label_on_one_line_and_the_page_its_width(browser, table, width):
+    """Four buttons and the connection badge do not fit a phone's row: the buttons used to break their words onto
+    two lines, and on a 360 px phone the row still ran 19 px past the screen."""
+    table.new_game("balance_duels", {"players": 2})
+    context, page = unlocked(browser, table, {"width": width, "height": 780})
+    try:
+        open_page(page, table)
+        heights = page.evaluate("""() => ['btn-undo', 'btn-new', 'btn-history', 'btn-cal'].map((id) =>
+          [id, Math.round(document.getElementById(id).getBoundingClientRect().height)])""")
+        assert all(h <= 45 for _, h in heights), f"a label broke onto two lines: {heights}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        right = page.evaluate("Math.max(...[...document.querySelectorAll('.top-actions > *')].map((e) => e.getBoundingClientRect().right))")
+        assert right <= width, f"the toolbar reaches {right:.0f} px on a {width} px screen"
+    finally:
+        context.close()

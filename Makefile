@@ -3,7 +3,8 @@ PYTHON ?= python3
 PORT ?= 8080
 # make test runs the suite across the cores (pytest-xdist): 3 workers on a 2-core machine keep both cores busy
 # while some tests wait on daemons, browsers and sockets; --dist loadfile keeps each test file on one worker,
-# so a module's browser, daemon and broker fixtures start once, as they do in a serial run
+# so a module's browser, daemon and broker fixtures start once, as they do in a serial run; the files go out in the
+# order tests/conftest.py gives them, the long ones first, so that none starts last and holds up the end
 TEST_WORKERS ?= 3
 TEST_DIST ?= loadfile
 HOST ?= 127.0.0.1
@@ -31,7 +32,7 @@ run: $(STAMP)
 # environment with PYTHONDONTWRITEBYTECODE would otherwise compile it afresh each time (cached bytecode is still read)
 test: $(STAMP) browser mosquitto
 	$(BIN)/python -m compileall -q -j 0 companion
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) --no-loadscope-reorder --durations=25
 
 # The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.
 mosquitto:
@@ -41,14 +42,16 @@ mosquitto:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mosquitto >/dev/null; \
 	fi
 
-# The browser tests use Debian's chromium (never a downloaded browser build). Installed when missing and root;
-# otherwise those tests are skipped with a message (and fail under CI=true).
+# The browser tests use Debian's chromium-headless-shell (never a downloaded browser build): the same Blink as the
+# chromium a tablet runs, at a third of its CPU (tests/browser/chromium.py). Installed when missing and root;
+# otherwise Debian's chromium is used if it is there, and the tests are skipped without either (failing under CI=true).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@command -v chromium-headless-shell >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian's chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "chromium is not installed: the browser tests will be skipped (apt-get install chromium)"; fi; }
+	    echo "installing Debian's chromium-headless-shell for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell >/dev/null; \
+	  elif command -v chromium >/dev/null 2>&1; then echo "chromium-headless-shell is not installed: the browser tests use chromium (slower)"; \
+	  else echo "no chromium is installed: the browser tests will be skipped (apt-get install chromium-headless-shell)"; fi; }
 
 # The long runs behind README's figures (about 30 minutes in all); each script takes --help for smaller sizes.
 bench: $(STAMP) browser mosquitto

@@ -30,11 +30,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from companion.simulation.evaluation import calibration_lines  # noqa: E402
 FOREIGN = REPO.parent / "shared" / "foreign_arm"
 PYTHON = sys.executable
 COMPANION = str(Path(sys.executable).with_name("companion"))
 GAME_PROFILES = ("quiet", "normal", "noisy")
-BINS = ((0.0, 0.9), (0.9, 0.99), (0.99, 0.999), (0.999, 1.0001))
 
 
 def _run(cmd: list[str], out: Path | None = None) -> subprocess.CompletedProcess:
@@ -157,17 +158,8 @@ def report_games(games: list[dict]) -> bool:
 def report_calibration(games: list[dict]) -> bool:
     points = [p for g in games for p in g["calibration"]]
     print("\nConfidence's calibration (moves the sensors applied unasked, until each game's first bad turn)")
-    print(f"{'stated':>14} {'moves':>6} {'right':>6} {'observed':>9}")
-    ok = True
-    for lo, hi in BINS:
-        inside = [right for p, right in points if lo <= p < hi]
-        if inside:
-            print(f"{f'{lo:.3f}-{min(hi, 1.0):.3f}':>14} {len(inside):>6} {sum(inside):>6} "
-                  f"{_pct(sum(inside), len(inside)):>9}")
-    sure = [right for p, right in points if p >= 0.99]
-    print(f"applied at p ≥ 0.99: {sum(sure)} of {len(sure)} right ({_pct(sum(sure), len(sure))}; goal ≥ 99.9 %)")
-    if sure:
-        ok = sum(sure) / len(sure) >= 0.999
+    lines, ok = calibration_lines(points)
+    print("\n".join(lines))
     return ok
 
 

@@ -18,6 +18,12 @@ tablet would send it, and answers with a status:
 
 Then the size of /api/state, which must be what it was before the attacks (the issue measured 468 kB after
 six accepted Imperial names), and the game unchanged; last, the page's own JSON roll, which must still pass.
+
+Items 6-12 follow, each measured as the issue's attacker did: bench/hostile_table.py (hidden cash read without the
+PIN, an oversized map completion and the next start, a map write on a read-only or full folder, a plain PIN's
+device cookie across restarts) and bench/hostile_broker.py (a Mosquitto broker with passwords: the MQTT event
+topic, an `online` flood, connections under a table's client id, a hall flooded with large retained tables;
+--flood and --flood-kb make that flood smaller). --only-1-5 stops after items 1-5.
 Exit code 1 if any answer is not the one expected.
 """
 
@@ -30,6 +36,9 @@ import tempfile
 from pathlib import Path
 
 from _common import Figures  # first: it also puts the repository on sys.path
+
+import hostile_broker
+import hostile_table
 
 from tests.reliability.harness import DaemonProcess, write_config
 from tests.reliability.httpfuzz import CSS_COLOUR, EVIL_ORIGIN, Request, send_over_http
@@ -106,6 +115,9 @@ def attacks(port: int) -> list[tuple[str, str, Request, int]]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--only-1-5", action="store_true", help="items 1-5 only (no broker needed)")
+    p.add_argument("--flood", type=int, default=400, help="item 12: retained states in the flood (default 400)")
+    p.add_argument("--flood-kb", type=int, default=40, help="item 12: kB of each (default 40)")
     args = p.parse_args(argv)
     fig = Figures("hostile_wifi", args.json)
     ok = True
@@ -166,7 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     fig.put("clean_stop_exit_code", code)
     fig.put("figure", f"{refused} of {len(rows)} attacks answered as expected; /api/state {size_after:,} bytes "
                       f"after them ({size_before:,} before)")
-    return fig.finish(ok and code == 0)
+    ok = ok and code == 0
+    if not args.only_1_5:
+        fig.say("items 6-9: bench/hostile_table.py")
+        ok &= hostile_table.run(fig)
+        fig.say("items 6 (MQTT), 10-12: bench/hostile_broker.py")
+        ok &= hostile_broker.run(fig, args.flood, args.flood_kb)
+    return fig.finish(ok)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ given wrong-typed and huge values, directly and through /api/record; sequence nu
 and 5,000 digits long in queries and Last-Event-ID; bodies past the 64 kB limit; and issue 34's attacks from
 another page on the Wi-Fi (cross-origin POSTs, form and text bodies, foreign Host names, names of 10,000
 characters or with control and bidi characters in every game, style text as a Risk or 1815 colour), each
-with the very status it must get (403, 415, 421, 409).
+with the very status it must get (403, 415, 421, 409); map completions past every bound of the form and,
+over several POSTs, past what the start loads (every saved map file is then read as the start reads it);
+and every read of an Imperial game whose hidden cash was corrected (the log, the record, the flight recorder,
+the stream, resumed at the correction too, a refused gift), none of which may hold the figure.
 Each answer is checked: no 5xx (but the documented 503s), every error a JSON object naming the problem,
 every JSON answer strict (no NaN/Infinity), no change to the game from a refused request or a read, no
 CORS header, the promised status where the hostile set states one. Exit code 1 on any failure.
@@ -34,7 +37,8 @@ from hypothesis import strategies as st
 
 from tests.reliability.fuzzing import ActionMaker, engine_vocabulary
 from tests.reliability.harness import Client, DaemonProcess, write_config
-from tests.reliability.httpfuzz import Request, Result, Target, check, hostile_requests, requests, send_over_http
+from tests.reliability.httpfuzz import (Request, Result, Target, check, hostile_requests, maps_problems, requests,
+                                       send_over_http)
 
 PER_EXAMPLE = 5
 
@@ -52,6 +56,9 @@ def send_hostile(target, failures: list[Result], *, session: bool = True) -> int
             result.problems.append("a non-finite number was taken")
         if result.problems:
             failures.append(result)
+    # the map completions past what the start loads: whatever was saved, the next start reads
+    for problem in target.maps_load():
+        failures.append(Result(Request("GET", "(the saved maps)", {}, None), 0, [f"a saved map would not load: {problem}"]))
     return sent
 
 
@@ -100,8 +107,12 @@ class HttpTarget:
         engine = engines(bd.load_model("A"))[self.state["game"]]
         return ActionMaker(engine_vocabulary(engine), rng).make(self.state["view"])
 
+    def maps_load(self) -> list[str]:
+        return maps_problems(self.daemon.config.parent / "maps")
+
     def send(self, req: Request) -> Result:
         before = self.fingerprint()
+        req = req.at_seq(before[0])
         status, headers, mimetype, payload = send_over_http(self.daemon.port, req)
         self.requests += 1
         self.statuses[status] += 1

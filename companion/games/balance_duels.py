@@ -19,6 +19,7 @@ from companion.games import balance_physics as bp
 from companion.games.balance_model import Model, ModelError, load_model  # noqa: F401  (public API)
 from companion.games.base import RuleError
 from companion.games.names import player_name
+from companion.games.narration import _list as _listed
 
 KINDS = ("place", "advance", "pass", "cant_play")
 COLOURS = ("black", "yellow", "red", "blue")
@@ -608,13 +609,20 @@ def view(model: Model, state: State) -> dict:
             message = f"{who} {verb}: {names[state.tipped_by - 1]} tipped the arm"
         else:
             message = f"{who} {verb}: the others tipped the arm"
+    elif state.tipped_by is not None:
+        # the tipper is out and the others start again on an empty arm: the table's next step is to clear it
+        message = f"Clear the arm, then {names[state.to_move - 1]} rolls to open round {state.round}"
     elif state.roll is None:
         message = f"{names[state.to_move - 1]} to roll"
     else:
         message = f"{names[state.to_move - 1]} rolled {state.roll}: choose a move"
-    tip_msg = None
+    tip_msg = tip_next = None
     if state.tipped_by is not None:
-        tip_msg = f"{names[state.tipped_by - 1]} tipped the arm"
+        tipper = names[state.tipped_by - 1]
+        tip_msg = f"{tipper} tipped the arm" + ("" if state.over else " and is out")
+        if not state.over:
+            tip_next = (f"Take every pawn off the arm: {_listed(names[s - 1] for s in sorted(state.active))} start round "
+                        f"{state.round} with their own pawns, {names[state.to_move - 1]} first.")
     return {
         "model": model.to_dict(),
         "holders": holders,
@@ -631,6 +639,7 @@ def view(model: Model, state: State) -> dict:
         "indicator": indicator(model, state),
         "tipped_by": state.tipped_by,
         "tip_message": tip_msg,
+        "tip_next": tip_next,
         "winners": list(state.winners),
         "result": state.result,
         "over": state.over,

@@ -335,12 +335,13 @@ def _check_win(state: dict[str, Any]) -> None:
         state["end_reason"] = f"{player} reached {_score(state, player)} points (needs {target})"
 
 
-def _begin_turn(state: dict[str, Any], player: str, number: int) -> None:
+def _begin_turn(state: dict[str, Any], player: str, number: int, round_: int = 1) -> None:
     wiped = state["wiped"][player]
     # A class wiped out may re-spawn in this turn only, the player's next one.
     state["wiped"][player] = {cls: "now" for cls, when in wiped.items() if when == "next"}
     state["turn"] = {
-        "number": number,
+        "number": number,      # turns played in all, this one included (every player's turn counts one)
+        "round": round_,       # once round the table: what the table calls how far the game is
         "player": player,
         "used": {c: False for c in CLASSES},
         "bonus": _achieved(state, player, _empire_of(state, player)),
@@ -749,7 +750,9 @@ def _end_turn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         candidate = order[(index + step) % len(order)]
         # A player with no pawns left has nothing to do; the turn passes on.
         if _total_pawns(state, candidate) > 0:
-            _begin_turn(state, candidate, state["turn"]["number"] + 1)
+            # past the last seat the turn comes round to the first player again: a new round
+            _begin_turn(state, candidate, state["turn"]["number"] + 1,
+                        state["turn"].get("round", 1) + (index + step >= len(order)))
             return
     _finish_by_points(state, "no pawns are left on the board")
 
@@ -883,6 +886,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "leader": standings[0]["name"] if standings else None,
         "turn": None if turn is None else {
             "number": turn["number"],
+            "round": turn.get("round", 1),
             "player": turn["player"],
             "actions_left": _actions_left(state),
             "done": [dict(d) for d in turn["done"]],

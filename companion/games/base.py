@@ -52,6 +52,12 @@ class Engine:
     option_keys: tuple[str, ...] = ()
 
 
+def hides_cash(view: Any) -> bool:
+    """Whether a game's view keeps some player's cash secret (Imperial's Separate Funds lists them in
+    `cash_hidden`): then the events behind it are shown in outline only, for a body may hold the figure."""
+    return isinstance(view, Mapping) and bool(view.get("cash_hidden"))
+
+
 def require(condition: bool, message: str) -> None:
     """Raise RuleError(message) unless condition holds."""
     if not condition:

@@ -16,6 +16,7 @@ import ssl
 import sys
 import threading
 import uuid
+from collections import deque
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -43,6 +44,8 @@ MAX_TEXT = 120          # name, game, title, message, to_move; a player's name
 MAX_SCORES = 16         # players on one card
 MAX_BALANCE_KEYS = 16   # Balance Duels' torque/margin/tip fields
 MAX_TABLES = 64         # cards in one hall; past it the least useful table goes (see _make_room)
+# tables gone (cleared or pushed out) remembered for the pages' changes; a page further behind gets the whole list
+REMOVALS_KEPT = 4 * MAX_TABLES
 ELLIPSIS = "…"
 EXIT_CONFIG = 2
 EXIT_START = 1
@@ -72,6 +75,9 @@ class HallBoard:
         self._last_error: str | None = None
         self._bad_payloads = 0
         self._dropped = {"tables": 0, "scores": 0, "cut_texts": 0}   # what the bounds above left out
+        # (version, table) of each table gone, newest last; changes_since() cannot go back past `_forgotten`
+        self._removals: deque[tuple[int, str]] = deque(maxlen=REMOVALS_KEPT)
+        self._forgotten = 0
         self._started = False
         self._client = make_client(f"companion-hall-{hall}-{uuid.uuid4().hex[:10]}", username=username,
                                    password=password, tls=tls, ca_file=ca_file,
@@ -113,32 +119,50 @@ class HallBoard:
         """What /api/tables returns: the hall, the broker link, and every table sorted by id."""
         now = self.clock.now()
         with self._lock:
-            tables = []
-            for table_id in sorted(self._tables):
-                entry = self._tables[table_id]
-                state = entry.get("state") or {}
-                tables.append({
-                    "table": table_id,
-                    "name": state.get("name") or table_id,
-                    "online": entry.get("online"),
-                    "game": state.get("game"),
-                    "title": state.get("title"),
-                    "message": state.get("message"),
-                    "to_move": state.get("to_move"),
-                    "over": state.get("over", False),
-                    "scores": state.get("scores", []),
-                    "balance": state.get("balance"),
-                    "seq": state.get("seq"),
-                    "updated_s_ago": round(now - entry["updated"], 1),
-                })
-            return {
-                "hall": self.hall,
-                "version": self._version,
-                "broker": {"address": f"{self.broker}:{self.port}", "state": self._link,
-                           "last_error": self._last_error, "bad_payloads": self._bad_payloads},
-                "dropped": dict(self._dropped),
-                "tables": tables,
-            }
+            return {**self._head(), "tables": [self._card(t, now) for t in sorted(self._tables)]}
+
+    def changes_since(self, version: int) -> dict[str, Any] | None:
+        """What changed after `version` (a snapshot's or an earlier change's): the cards of the tables that changed,
+        the ids of those gone, and the hall's head (link, drops). None when the board cannot say (the version is
+        from before the removals it remembers, or not its own): send the whole snapshot then.
+
+        This is what keeps a page's traffic to what changed: one table's roll sends that table's card, never
+        the whole hall (a flood of retained tables once made every change 16 MB to every page)."""
+        now = self.clock.now()
+        with self._lock:
+            if version < self._forgotten or version > self._version:
+                return None
+            changed = sorted(t for t, entry in self._tables.items() if entry["changed"] > version)
+            gone = sorted({t for v, t in self._removals if v > version and t not in self._tables})
+            return {**self._head(), "since": version, "tables": [self._card(t, now) for t in changed],
+                    "removed": gone}
+
+    def _head(self) -> dict[str, Any]:
+        return {
+            "hall": self.hall,
+            "version": self._version,
+            "broker": {"address": f"{self.broker}:{self.port}", "state": self._link,
+                       "last_error": self._last_error, "bad_payloads": self._bad_payloads},
+            "dropped": dict(self._dropped),
+        }
+
+    def _card(self, table_id: str, now: float) -> dict[str, Any]:
+        entry = self._tables[table_id]
+        state = entry.get("state") or {}
+        return {
+            "table": table_id,
+            "name": state.get("name") or table_id,
+            "online": entry.get("online"),
+            "game": state.get("game"),
+            "title": state.get("title"),
+            "message": state.get("message"),
+            "to_move": state.get("to_move"),
+            "over": state.get("over", False),
+            "scores": state.get("scores", []),
+            "balance": state.get("balance"),
+            "seq": state.get("seq"),
+            "updated_s_ago": round(now - entry["updated"], 1),
+        }
 
     # --- paho callbacks (its network thread)
     def _on_pre_connect(self, client, userdata) -> None:
@@ -269,32 +293,43 @@ class HallBoard:
 
     def _update(self, table_id: str, *, now: float, state: Any = _UNSET, online: Any = _UNSET) -> None:
         with self._lock:
+            self._version += 1
+            version = self._version
             # a clearing message for a table not kept adds nothing, so it must not push another out
             adds = state not in (None, HallBoard._UNSET) or online not in (None, HallBoard._UNSET)
-            if table_id not in self._tables and adds:
-                self._make_room()
+            known = table_id in self._tables
+            if not known and adds:
+                self._make_room(version)
             entry = self._tables.setdefault(table_id, {"state": None, "online": None, "updated": now})
             if state is not HallBoard._UNSET:
                 entry["state"] = state
             if online is not HallBoard._UNSET:
                 entry["online"] = online
             entry["updated"] = now
+            entry["changed"] = version
             if entry["state"] is None and entry["online"] is None:
                 del self._tables[table_id]   # both retained topics cleared: the table left the hall
-            self._version += 1
+                if known:
+                    self._removed(version, table_id)
             self._changed.notify_all()
 
-    def _make_room(self) -> None:
+    def _make_room(self, version: int) -> None:
         """Before a new table is added at the bound (the lock is held): drop one, counted. Tables not known to be
         online go first, the least recently heard of among them; so a flood of retained states from tables that
         never said `online` pushes out its own kind, and a live table's card stays."""
         while len(self._tables) >= MAX_TABLES:
             victim = min(self._tables, key=lambda t: (self._tables[t]["online"] is True, self._tables[t]["updated"]))
             del self._tables[victim]
+            self._removed(version, victim)
             self._dropped["tables"] += 1
             if self._dropped["tables"] in (1, 100) or self._dropped["tables"] % 1000 == 0:
                 log.warning("hall: more than %d tables; dropped %s (%d dropped so far)", MAX_TABLES, victim,
                             self._dropped["tables"])
+
+    def _removed(self, version: int, table_id: str) -> None:
+        if len(self._removals) == self._removals.maxlen:
+            self._forgotten = self._removals[0][0]     # a page from before it could miss that one: whole list
+        self._removals.append((version, table_id))
 
     def _set_link(self, state: str, error: str | None = None) -> None:
         with self._lock:
@@ -353,11 +388,19 @@ def create_hall_app(board: HallBoard, *, max_streams: int = 32, refresh_s: float
     def _stream():
         try:
             yield "retry: 2000\n\n"
+            version = None      # a page that (re)connects gets the whole list first
             while True:
-                snap = board.snapshot()
-                # sent on every change and at least every refresh_s: the page's proof of life and its clock
-                yield f"event: tables\ndata: {strict_json.dumps(snap, separators=(',', ':'))}\n\n"
-                board.wait_for_change(snap["version"], timeout=refresh_s)
+                # every change, and at least every refresh_s: the page's proof of life and its clock. Only what
+                # changed goes (one table's card, the ids gone); the whole list when the board cannot say
+                changes = None if version is None else board.changes_since(version)
+                if changes is None:
+                    snap = board.snapshot()
+                    version = snap["version"]
+                    yield f"event: tables\ndata: {strict_json.dumps(snap, separators=(',', ':'))}\n\n"
+                else:
+                    version = changes["version"]
+                    yield f"event: changes\ndata: {strict_json.dumps(changes, separators=(',', ':'))}\n\n"
+                board.wait_for_change(version, timeout=refresh_s)
         finally:
             streams.release()
 

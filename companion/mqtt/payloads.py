@@ -51,16 +51,39 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _seat_name(view: Mapping[str, Any], seat: Any) -> str | None:
+    """Balance Duels: the name of the player in `seat`."""
+    for player in view.get("players") or []:
+        if isinstance(player, Mapping) and player.get("seat") == seat:
+            return _text(player.get("name"))
+    return None
+
+
+def _over(view: Mapping[str, Any]) -> bool:
+    # Imperial calls it game_over, every other game over
+    return bool(view.get("over") or view.get("game_over"))
+
+
+def _winners(game: str, view: Mapping[str, Any]) -> list[str]:
+    """Who won, by name, once the game is over (a draw: nobody). Each game says it its own way: Balance Duels by
+    seats, Imperial by names, Risk, Balance of Power and Global Powers by one name or none."""
+    if not _over(view):
+        return []
+    if game == "balance_duels":
+        names = [_seat_name(view, seat) for seat in view.get("winners") or []]
+    elif isinstance(view.get("winners"), list):
+        names = list(view["winners"])
+    else:
+        names = [view.get("winner")]
+    return [n for n in names if isinstance(n, str) and n]
+
+
 def _to_move(game: str, view: Mapping[str, Any]) -> str | None:
     """The player (or nation) whose turn it is, by name, when the game's view says so."""
-    if view.get("over"):
+    if _over(view):
         return None
     if game == "balance_duels":
-        seat = view.get("to_move")
-        for player in view.get("players") or []:
-            if isinstance(player, Mapping) and player.get("seat") == seat:
-                return _text(player.get("name"))
-        return None
+        return _seat_name(view, view.get("to_move"))
     for key in ("acting_player", "to_move"):
         name = _text(view.get(key))
         if name:
@@ -85,10 +108,7 @@ def state_payload(snapshot: Mapping[str, Any], cfg: MqttConfig) -> dict:
     balance = None
     if game == "balance_duels":
         tipped_by = view.get("tipped_by")
-        tipper = None
-        for player in view.get("players") or []:
-            if isinstance(player, Mapping) and player.get("seat") == tipped_by:
-                tipper = _text(player.get("name"))
+        tipper = _seat_name(view, tipped_by) if tipped_by is not None else None
         balance = {
             "net_torque": _number(view.get("net_torque")),
             "tip_torque": _number(view.get("tip_torque")),
@@ -108,7 +128,8 @@ def state_payload(snapshot: Mapping[str, Any], cfg: MqttConfig) -> dict:
         "title": snapshot.get("title"),
         "message": _text(view.get("message")),
         "to_move": _to_move(str(game), view),
-        "over": bool(view.get("over", False)),
+        "over": _over(view),
+        "winners": _winners(str(game), view),
         "scores": scores,
         "last_action": snapshot.get("last_action"),
         "balance": balance,

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from companion.sensing.fit import FitCheck
 from companion.sensing.inference import Candidate, Geometry, Measurement, Scored, TrackedPawn
 
 EVENT_KINDS = ("place", "remove", "move", "tip", "untip")   # what `companion analyze` prints
 TOP_CANDIDATES = 6
 MAX_ALTERNATIVES = 8     # an arm resting on the board can leave dozens open; the likeliest say enough
+DESCRIBED_SURE = 0.99    # a description the other ways to the same pawns hold more than 1 % against is flagged
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,17 @@ class Change:
     hands_off_t: float = 0.0
     # every account of the pawns the follower held just before (log weight, pawns), best first
     beliefs_before: tuple[tuple[float, tuple[TrackedPawn, ...]], ...] = field(default=(), repr=False, compare=False)
+    # how sure the description of `best` is among those that leave the same pawns (a beat of like pawns and the
+    # mover's removal; only the hands tell them apart), and the others with their probabilities
+    described: float = 1.0
+    retold: tuple[tuple[Candidate, float], ...] = field(default=(), repr=False, compare=False)
+    fit: FitCheck | None = field(default=None, repr=False, compare=False)   # how well `best` explains the readings
+
+    @property
+    def flagged(self) -> bool:
+        """Whether what is reported may not be what happened: the pawns now on the arm (`ambiguous`), or only the
+        way they got there (another description holds more than 1 - DESCRIBED_SURE of the change)."""
+        return self.ambiguous or self.described < DESCRIBED_SURE
 
     def candidates(self) -> list[dict]:
         return [s.to_dict() for s in self.ranked]
@@ -37,16 +50,19 @@ class Change:
         """What else the sensors say could have happened: those they cannot tell from the best, or (when it was
         judged ambiguous by what remained) the others still over 1 %, each with its probability."""
         others = [s for s in self.alternatives if s.candidate != self.best]
-        if not others:
+        if not others and self.ambiguous:
             others = [s for s in self.ranked if s.candidate != self.best and s.probability >= 0.01]
-        return [{"text": s.candidate.describe(), "probability": round(s.probability, 4)}
-                for s in others[:MAX_ALTERNATIVES]]
+        texts = [(s.candidate.describe(), s.probability) for s in others]
+        if self.described < DESCRIBED_SURE:
+            # the same pawns reached another way: first what else the hands may have done, then the rest
+            texts = [(c.describe(), q) for c, q in self.retold if q >= 0.01] + texts
+        return [{"text": text, "probability": round(p, 4)} for text, p in texts[:MAX_ALTERNATIVES]]
 
     def events(self) -> list["ArmEvent"]:
         b = self.best
         if b is None or b.kind == "none":
             return []
-        common = {"t": self.t, "confidence": self.confidence, "ambiguous": self.ambiguous, "change": self}
+        common = {"t": self.t, "confidence": self.confidence, "ambiguous": self.flagged, "change": self}
         if b.kind == "place":
             return [ArmEvent(event="place", size=b.size, holder=b.holder, **common)]
         if b.kind == "remove":
@@ -106,4 +122,6 @@ class ArmEvent:
         if candidates and self.change is not None:
             d["candidates"] = self.change.candidates()
             d["measured"] = self.change.measurement.to_dict()
+            if self.change.fit is not None:
+                d["fit"] = self.change.fit.to_dict()
         return d

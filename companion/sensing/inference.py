@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.swing import G_MM_S2
+from companion.sensing.fit import FitCheck, NOISE_DOF, chi2_sf, f_sf, judged, mixed
 
 SQRT2 = math.sqrt(2.0)
 LOG_TINY = -1e6
@@ -328,6 +329,11 @@ class Measurement:
     # the arm's own ω over the settled spell before the change (rad/s) and the variance of its log, or (): each
     # candidate's ω after is that one as its inertia changes it (`swing_after`)
     swing_before: tuple = field(default=(), compare=False, repr=False)
+    # the swing the rest was read from, for checking the fit (fit.py): its samples, the single best fit's residual
+    # sum of squares (the fan holds one per frequency), and the accelerometer's per-sample variance as assumed
+    swing_n: int = field(default=0, compare=False, repr=False)
+    swing_rss: float = field(default=math.nan, compare=False, repr=False)
+    accel_noise2: float = field(default=0.0, compare=False, repr=False)
     # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -338,7 +344,8 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
-                           span_mm=later.span_mm, swing_before=self.swing_before)
+                           span_mm=later.span_mm, swing_before=self.swing_before,
+                           swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2)
 
     def to_dict(self) -> dict:
         return {
@@ -354,7 +361,6 @@ class Measurement:
 # (relative, on the change the candidate predicts), and a floor for the rest that ratio leaves out
 RATIO_INERTIA_REL = 0.2
 RATIO_FLOOR = 0.002
-HANDS_SAY = 2.0      # how much likelier (nats) the touches must make one description of a net change to show it
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
 
@@ -441,17 +447,51 @@ def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, rel: floa
     """As log_likelihood, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
     the ω the prediction and the swing itself agree on, with the uncertainty that leaves — over a short look
     that is wide, and the candidates wait for more swing rather than be read at a frequency the arm lacks."""
+    post, var_post, freq_ll = _posterior_omega(m, omega, rel)
+    tau1, var1, _ = m.fan.at(post)
+    var1 += m.fan.slope(post) ** 2 * var_post / (post * post)
+    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
+
+
+def _posterior_omega(m: Measurement, omega: float, rel: float) -> tuple[float, float, float]:
+    """(ω, its variance, the log-likelihood of the swing's own ω) where the predicted ω, known only roughly (to
+    `rel`), and the ω the swing shows agree."""
     var_pred = (omega * rel) ** 2
     seen, var_seen = m.fan.frequency(FREQ_TEMPER)
     if math.isfinite(var_seen) and var_seen > 0:
         post = (omega * var_seen + seen * var_pred) / (var_seen + var_pred)
         var_post = var_seen * var_pred / (var_seen + var_pred)
-        freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
-    else:
-        post, var_post, freq_ll = omega, var_pred, 0.0
-    tau1, var1, _ = m.fan.at(post)
-    var1 += m.fan.slope(post) ** 2 * var_post / (post * post)
-    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
+        return post, var_post, -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
+    return omega, var_pred, 0.0
+
+
+def fit_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | None = None,
+           d2: float | None = None) -> FitCheck:
+    """How well `c` explains the readings `m` came from, against the noise they were judged with (fit.py)."""
+    from companion.sensing.touches import misfit
+
+    if d2 is None:
+        d2 = log_likelihood(c, m, shift, load)[1]
+    dof = 2 if not m.censored1 and math.isfinite(m.var_tau0 + m.var_tau1) else 1
+    parts = [("weight and torque", d2, dof, chi2_sf(d2, dof))]
+    if not m.censored1 and m.swing_n > 3 and m.accel_noise2 > 0:
+        rss = m.swing_rss
+        if m.fan is not None and load is not None:
+            # the residuals at the frequency this account's rest was read at
+            omega, rel = swing_after(c, m, load)
+            if rel > WIDE_REL:
+                omega = _posterior_omega(m, omega, rel)[0]
+            rss = m.fan.at(omega)[2]
+        if math.isfinite(rss):
+            n = m.swing_n - 3
+            f = rss / n / m.accel_noise2
+            parts.append(("swing", f, n, f_sf(f, n, NOISE_DOF)))
+    if m.touches and c.touch_x:
+        off = misfit(touches_for(c, m), [m.touch_gain * x for x in c.touch_x], jitter_mm=m.finger_mm,
+                     scale=m.touch_scale)
+        if off is not None:
+            parts.append(("touches", off[0], off[1], chi2_sf(off[0], off[1])))
+    return judged(parts)
 
 
 def _hands(c: Candidate, m: Measurement) -> float:
@@ -503,6 +543,10 @@ class Scored:
     probability: float
     hypothesis: int = 0      # which belief about the pawns on the arm the best explanation starts from
     shift: float = 0.0       # that belief's torque before, relative to the measurement's
+    # the share of `probability` that is the description shown (a beat of like pawns and the mover's removal leave
+    # the same pawns: only the hands can say which it was), and the other descriptions with their probabilities
+    described: float = 1.0
+    retold: tuple[tuple[Candidate, float], ...] = ()
 
     def to_dict(self) -> dict:
         return {**self.candidate.to_dict(), "probability": round(self.probability, 4),
@@ -565,33 +609,48 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
         w = math.exp(max(-700.0, sc - top))
         total += w
         weighted.append((w, sc, d2, hi, c))
+    # per net effect: its probability, best score and that score's distance; and each description of it (a beat of
+    # like pawns ends as the mover's removal) with its probability and its likeliest way (score, belief, candidate)
     by_key: dict[tuple, list] = {}
+    tellings: dict[tuple, dict[tuple, list]] = {}
     pairs = []
     for w, sc, d2, hi, c in weighted:
         p = w / total
         pairs.append(Pair(p, hi, c))
         entry = by_key.get(c.key)
         if entry is None:
-            by_key[c.key] = [p, sc, d2, hi, c, sc]
-            continue
-        entry[0] += p
-        # one net effect, several descriptions (a beat of like pawns ends as the mover's removal): show the
-        # simplest, unless the hands' touches plainly say another; score by the likeliest
-        shown = entry[5]
-        if m.touches:
-            # another description only where the touches fit it (as many as it takes) and plainly favour it
-            fits = len(c.touch_x) == len(m.touches)
-            better = (fits and sc > shown + HANDS_SAY) or (sc >= shown - HANDS_SAY and KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind]
-                                                           and not (len(entry[4].touch_x) == len(m.touches) and shown > sc + HANDS_SAY))
+            by_key[c.key] = [p, sc, d2]
         else:
-            better = KIND_ORDER[c.kind] < KIND_ORDER[entry[4].kind] or (c.kind == entry[4].kind and sc > shown)
-        if better:
-            entry[3:] = [hi, c, sc]
-        if sc > entry[1]:
-            entry[1:3] = [sc, d2]
-    ranked = sorted(by_key.values(), key=lambda e: (-e[0], KIND_ORDER[e[4].kind]))
+            entry[0] += p
+            if sc > entry[1]:
+                entry[1:3] = [sc, d2]
+        told = tellings.setdefault(c.key, {})
+        said = told.get(_telling(c))
+        if said is None:
+            told[_telling(c)] = [p, sc, hi, c]
+        else:
+            said[0] += p
+            if sc > said[1]:
+                said[1:] = [sc, hi, c]
+    # which description is shown: where the hands were placed, the likeliest (the simplest of equals); where nothing
+    # placed them, the simplest (a beat's second touch is then a guess: the weighed masses alone may favour it,
+    # but that only says which like pawn is left, not that a hand took it)
+    placed = any(tc.x is not None for tc in m.touches)
+    out = []
+    for key, (p, sc, d2) in by_key.items():
+        told = sorted(tellings[key].values(), key=lambda e: (-round(e[0] / p, 9), KIND_ORDER[e[3].kind]) if placed
+                      else (KIND_ORDER[e[3].kind], -e[0]))
+        shown, hi, c = told[0][0], told[0][2], told[0][3]
+        out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
+                          tuple((e[3], e[0]) for e in told[1:])))
+    out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
     pairs.sort(key=lambda pr: -pr.weight)
-    return ([Scored(c, sc, d2, p, hi, beliefs[hi][2]) for p, sc, d2, hi, c, _ in ranked], pairs)
+    return out, pairs
+
+
+def _telling(c: Candidate) -> tuple:
+    """What a description of a change says happened (two like pawns in one holder: either moving tells the same)."""
+    return (c.kind, c.size, c.holder, c.from_holder, c.to_holder, c.victim)
 
 
 def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolution, *,
@@ -631,14 +690,15 @@ class Verdict:
     decided: bool
     ranked: list[Scored]
     group: list[Scored]          # the best and every candidate it cannot be told from
-    confidence: float            # probability of the best
+    confidence: float            # probability of the best, and that the model it was judged by holds
     ambiguous: bool
     explained: bool              # the best fits the measurement within the noise model
+    fit: FitCheck = FitCheck()   # how well the best explains the readings it was judged from (fit.py)
 
 
 def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
           decide_at: float = 0.999, ambiguous_below: float = 0.99, explain_d2: float = 36.0,
-          early_d2: float = 9.0) -> Verdict:
+          early_d2: float = 9.0, check: Callable[[Scored], FitCheck] | None = None) -> Verdict:
     """Decide now, or wait for more data.
 
     Decided once the best candidate together with those it can never be told from
@@ -646,6 +706,8 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
     longest wait is over) and it fits within `explain_d2`.
     Ambiguous when that group has more than one member, or when at the final call the
     rest still holds more than 1 - `ambiguous_below`.
+    With `check` (the best's fit, fit.py), the probability that the model holds scales the confidence: before the
+    last call a fit that leaves it below `ambiguous_below` waits for more readings; at the last call it is flagged.
     """
     if ranked[0].candidate.kind == "none" and ranked[0].probability < 0.5 and len(ranked) > 1:
         # "nothing changed" must beat every change together, not just each one: on the board, two
@@ -656,11 +718,13 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
                                                                    shift_a=best.shift, shift_b=s.shift)]
     mass = sum(s.probability for s in group)
     explained = best.distance2 <= explain_d2
+    fit = check(best) if check is not None else FitCheck()
     # before the last call, the best must also fit well: a poor fit is more often a disturbed
     # measurement than a real change no candidate quite matches
-    decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2))
-    ambiguous = len(group) > 1 or (decided and final and mass < ambiguous_below)
-    return Verdict(decided, list(ranked), group, best.probability, ambiguous, explained)
+    decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2
+                                       and fit.holds >= ambiguous_below))
+    ambiguous = len(group) > 1 or (decided and final and mass * fit.holds < ambiguous_below)
+    return Verdict(decided, list(ranked), group, mixed(best.probability, fit.holds, 0.0), ambiguous, explained, fit)
 
 
 # ----------------------------------------------------------------------------- the game layer's side
@@ -668,11 +732,12 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
 @dataclass(frozen=True)
 class MoveMatch:
     move: dict
-    probability: float       # among the moves given
+    probability: float       # among the moves given (and that the model the likeliest was judged by holds)
     log_likelihood: float
     fits: bool               # the measurement is consistent with this move at all
     text: str
     distance2: float = 0.0   # how far the measurement is from what the move predicts (squared Mahalanobis)
+    model_holds: float = 1.0  # how likely the model holds, given how well the likeliest move explains the readings
 
     def to_dict(self) -> dict:
         return {"move": self.move, "probability": round(self.probability, 4),
@@ -767,14 +832,20 @@ def match_moves(change: Any, moves: Sequence[Mapping[str, Any]], *, fit_d2: floa
         for c in cands:
             ll, d2 = log_likelihood(c, m, 0.0, load)
             if best is None or ll > best[0]:
-                best = (ll, d2)
-        scored.append((best[0], best[1], dict(mv)))
+                best = (ll, d2, c, load)
+        scored.append((best[0], best[1], dict(mv), best[2], best[3]))
     if not scored:
         return []
     top = max(s[0] for s in scored)
     weights = [math.exp(max(-700.0, s[0] - top)) for s in scored]
     total = sum(weights)
-    out = [MoveMatch(mv, w / total, ll, d2 <= fit_d2, _move_text(mv), d2) for (ll, d2, mv), w in zip(scored, weights)]
+    # the likeliest move's own fit: where the model does not hold, the readings say nothing and each move given is
+    # as likely as the next
+    _, d2_top, _, c_top, load_top = max(scored, key=lambda e: e[0])
+    holds = fit_of(c_top, m, 0.0, load_top, d2_top).holds
+    n = len(scored)
+    out = [MoveMatch(mv, mixed(w / total, holds, 1.0 / n), ll, d2 <= fit_d2, _move_text(mv), d2, holds)
+           for (ll, d2, mv, _, _), w in zip(scored, weights)]
     out.sort(key=lambda mm: -mm.probability)
     return out
 

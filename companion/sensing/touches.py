@@ -106,6 +106,10 @@ def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w
                 merged[-1] = (pa, b)
                 continue
         merged.append((a, b))
+    if merged and max(sm[merged[-1][1]:]) < sm[-1] + need:
+        # after the last pause the weight never stands above where it settles: no hand pressed there, the cells (or
+        # an arm bouncing off the board, which they feel) only came back to the weight the arm now carries
+        merged.pop()
     out = []
     start = times[0]
     for a, b in merged:
@@ -383,11 +387,17 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
             mp, ca = m[p], cv[a]
             for b, q in enumerate(idx):
                 mp[q] = sum(map(mul, ca, cv[b]), mp[q])
-    solved = _solve(m, [0.0] * size)
+    # a touch that began after the last free sample left no trace the fit can see: it stays unknown, and must not
+    # make the system singular for the touches the free stretches did see
+    seen = [p for p in range(size) if p >= k or m[p][p] > 0.0]
+    solved = _solve([[m[p][q] for q in seen] for p in seen], [0.0] * len(seen))
     if solved is None:
         return [list(unknown) for _ in mixes]
-    inv = solved[1]
-    dof = max(1, len(rows) - size)
+    inv = [[0.0] * size for _ in range(size)]
+    for a, p in enumerate(seen):
+        for b, q in enumerate(seen):
+            inv[p][q] = solved[1][a][b]
+    dof = max(1, len(rows) - len(seen))
     # per reading: v = Σ row·y, and y·y against every other reading (a mix's rss is then y·y − x·v)
     used = [i for i in range(len(angles)) if any(mix[i] for mix in mixes if i < len(mix))]
     ys = {i: [angles[i][n_][1] - rest_before for n_ in rows] for i in used}
@@ -646,9 +656,21 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
         if len(touches) < len(expected):
             return miscount
         return miscount + fragments(touches, expected, jitter_mm=jitter_mm, scale=scale, span_mm=span_mm)
+    off = misfit(touches, expected, jitter_mm=jitter_mm, scale=scale)
+    if off is None:
+        return 0.0
+    return max(floor * off[1], -0.5 * off[0])
+
+
+def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
+           scale: float = 1.0) -> tuple[float, int] | None:
+    """(squared Mahalanobis distance, touches placed) of the touches from where the hands were expected (mm, in
+    order), as `loglik` judges them; None when they are not as many as expected or none was placed."""
+    if len(touches) != len(expected):
+        return None
     idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
     if not idx:
-        return 0.0
+        return None
     r = [touches[i].x - expected[i] for i in idx]
     c2 = scale * scale
     def located(i: int, j: int) -> float:
@@ -658,9 +680,8 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     c = [[c2 * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
     solved = _solve(c, r)
     if solved is None:
-        return 0.0
-    q = sum(a * b for a, b in zip(r, solved[0]))
-    return max(floor * len(idx), -0.5 * q)
+        return None
+    return sum(a * b for a, b in zip(r, solved[0])), len(idx)
 
 
 def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

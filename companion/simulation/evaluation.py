@@ -145,7 +145,9 @@ def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -
         want_untip = a.tipped_before and not a.tipped_after
         if changed:
             o.exact = _net_of(changes) == a.net
-            o.flagged = any(e.ambiguous for e in changes)
+            # the net change is what is scored here: a description in doubt (a beat of like pawns or the mover's
+            # removal, which leave the same pawns) flags the event, not the pawns it leaves
+            o.flagged = any(e.change.ambiguous if e.change is not None else e.ambiguous for e in changes)
         else:
             o.false_events += len(changes)
         o.missed_tip = want_tip and not tips
@@ -253,3 +255,25 @@ class Summary:
             "latency_median_s": statistics.median(self.latencies) if self.latencies else None,
             "latency_p95_s": percentile(self.latencies, 0.95),
         }
+
+
+# the stated confidence's bins for its calibration: what a decision applied unasked claims, against how often
+# such decisions were right
+CONFIDENCE_BINS = ((0.0, 0.9), (0.9, 0.99), (0.99, 0.999), (0.999, 1.0001))
+SURE = 0.99            # the arm link's bar: a move this likely is applied unasked
+SURE_GOAL = 0.999      # of those, the share that must be right
+
+
+def calibration_lines(points: Sequence[tuple[float, bool]]) -> tuple[list[str], bool]:
+    """The reliability table of (stated confidence, right) pairs, as lines, and whether of those stated at
+    `SURE` or more at least `SURE_GOAL` were right."""
+    lines = [f"{'stated':>14} {'decisions':>9} {'right':>6} {'observed':>9}"]
+    for lo, hi in CONFIDENCE_BINS:
+        inside = [right for p, right in points if lo <= p < hi]
+        if inside:
+            lines.append(f"{f'{lo:.3f}-{min(hi, 1.0):.3f}':>14} {len(inside):>9} {sum(inside):>6} "
+                         f"{100.0 * sum(inside) / len(inside):>8.1f} %")
+    sure = [right for p, right in points if p >= SURE]
+    share = f"{100.0 * sum(sure) / len(sure):.2f} %" if sure else "—"
+    lines.append(f"stated p ≥ {SURE}: {sum(sure)} of {len(sure)} right ({share}; goal ≥ {100 * SURE_GOAL:.1f} %)")
+    return lines, not sure or sum(sure) >= SURE_GOAL * len(sure)

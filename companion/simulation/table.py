@@ -155,6 +155,12 @@ class SimulatedTable:
             self._theta = max(-theta_max, min(theta_max, eq))
             self._omega_now = 0.0
 
+    def pawns_to_come(self) -> list[tuple[str, str]]:
+        """The pawns the arm carries once the hands on it now are done: what a new change starts from (two
+        changes in quick succession, a tip then its undo, must not leave the first one's pawns on the arm)."""
+        with self._lock:
+            return list(self._pending[-1][1] if self._pending else self._pawns)
+
     def snapshot(self) -> dict:
         """The true state now: angle (rad), weight on the arm (g), contact, pawns."""
         with self._lock:

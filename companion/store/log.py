@@ -51,6 +51,10 @@ class Event:
         return {"seq": self.seq, "game_id": self.game_id, "kind": self.kind, "body": self.body,
                 "source": self.source, "at": self.at}
 
+    def outline(self) -> dict:
+        """What happened and when, never what was sent: shown where the body may hold a secret (hidden cash)."""
+        return {"seq": self.seq, "game_id": self.game_id, "kind": self.kind, "at": self.at}
+
 
 class EventStore:
     """The log itself. `backups_dir` (optional) turns on a backup before every new game.

@@ -284,7 +284,7 @@ class Companion:
         if self.table is None or self.host.game != "balance_duels":
             return
         want = sorted(self.host.state.on_arm())
-        have = sorted(self.table.snapshot()["pawns"])
+        have = sorted(self.table.pawns_to_come())
         if want != have:
             self.table.set_pawns(want, hand_s=0.6 if hand else 0.0)
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 from companion.foundation import strict_json
 from companion.foundation.clock import Clock
 from companion.games import plays
-from companion.games.base import Engine, RuleError
+from companion.games.base import Engine, RuleError, hides_cash
 from companion.games.narration import describe
 from companion.games.refusals import in_words
 from companion.store import Event, EventStore
@@ -354,9 +354,8 @@ class GameHost:
 
         The view already leaves their figures out; the event log cannot (a correction's body holds the
         new amount), so whoever shows events to the table asks this first (web /api/events, /api/record,
-        the MQTT event topic)."""
-        view = self.snapshot().get("view")
-        return isinstance(view, dict) and bool(view.get("cash_hidden"))
+        /api/stream, the flight recorder, the MQTT event topic)."""
+        return hides_cash(self.snapshot().get("view"))
 
     def events_after(self, seq: int) -> list[Event] | None:
         """Events after seq from memory, or None when seq is too old to resume (send a full state instead)."""

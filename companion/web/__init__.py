@@ -193,11 +193,23 @@ def create_app(companion) -> Flask:
 
         Hidden cash is kept out of /api/state by the engine's view; the events keep every body as it was
         sent (a cash correction holds the new amount), so while any cash is hidden the log is for the PIN's
-        session only. Without a PIN there is no session: the log stays closed until the cash is shown or
-        the game ends, as the page's view does."""
+        session only."""
         if not host.cash_hidden():
             return True
         return guard.required and guard.session(request.cookies.get(COOKIE)) is not None
+
+    def refuse_while_cash_hidden(what: str) -> None:
+        """The whole record (a download, the flight recorder's game) while cash is hidden: the PIN's session only.
+
+        A table without a PIN has no session to give it to, and the page there promises the hidden player the
+        same as with one. So it stays closed until the cash is shown or the game ends: whoever wants it then
+        presses Show my cash, where the table sees it and the log says so, rather than reading it unseen."""
+        if may_see_hidden_cash():
+            return
+        if guard.required:
+            raise ApiError(401, f"some cash is hidden: enter the table PIN to download {what}", pin_required=True)
+        raise ApiError(403, f"some cash is hidden, and without a table PIN {what} is for nobody until the cash is "
+                            "shown again or the game is over", cash_hidden=True)
 
     @app.get("/api/events")
     def api_events():
@@ -205,16 +217,14 @@ def create_app(companion) -> Flask:
         events = host.store.game_events(host.game_id, after=after)
         if not may_see_hidden_cash():
             # what happened and when, never what was sent: a body (or its source) could give the amount away
-            return jsonify([{"seq": e.seq, "game_id": e.game_id, "kind": e.kind, "at": e.at} for e in events])
+            return jsonify([e.outline() for e in events])
         return jsonify([e.to_dict() for e in events])
 
     @app.get("/api/record")
     def api_record():
         """The current game as a game record: one JSON object per line, one line per event."""
-        if not may_see_hidden_cash():
-            # a record without its bodies could not be loaded again, so it is refused rather than cut down
-            raise ApiError(401, "some cash is hidden: enter the table PIN to download the game record",
-                           pin_required=True)
+        # a record without its bodies could not be loaded again, so it is refused rather than cut down
+        refuse_while_cash_hidden("the game record")
         lines = "".join(strict_json.dumps(e.to_dict(), separators=(",", ":")) + "\n"
                         for e in host.store.game_events(host.game_id))
         return Response(lines, mimetype="application/x-ndjson",
@@ -247,6 +257,7 @@ def create_app(companion) -> Flask:
         """The misread report: the flight recorder's window as one .tar.gz that `companion replay` plays back."""
         if guard.required and guard.session(request.cookies.get(COOKIE)) is None:
             raise ApiError(401, "enter the table PIN to download the flight recorder", pin_required=True)
+        refuse_while_cash_hidden("the flight recorder")     # it holds the game's events whole
         if companion.recorder is None:
             raise ApiError(404, "this table has no sensors, so the flight recorder has nothing to give")
         if not bundling.acquire(blocking=False):

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from companion.foundation import strict_json
+from companion.games.base import hides_cash
 
 KEPT_EVENT_MESSAGES = 512   # more than the host keeps for resuming, so a catching-up page never re-encodes
 LIVE_MAX_AGE_S = 0.2        # streams ask for live readings on their own beat; one encoding serves all of them
@@ -58,7 +59,10 @@ class StreamFeed:
         if not missed:
             return seq, []
         snap = self.host.snapshot()
-        out = [self._event_alone(ev) for ev in missed[:-1]]
+        # while some cash is hidden every stream sends events in outline, as /api/events does for a reader
+        # without the PIN: the stream is one set of bytes for all pages, and the page reads only the state
+        hidden = hides_cash(snap.get("view"))
+        out = [self._event_alone(ev, hidden) for ev in missed[:-1]]
         out.append(self._with_state(snap, missed[-1]))
         return missed[-1].seq, out
 
@@ -71,12 +75,12 @@ class StreamFeed:
             return self._live[1]
 
     # --- the cache
-    def _event_alone(self, ev) -> bytes:
+    def _event_alone(self, ev, hidden: bool) -> bytes:
         with self._lock:
             text = self._events.get(ev.seq)
             if text is None:
-                text = self._events[ev.seq] = sse({"event": ev.to_dict(), "state": None}, event="state",
-                                                  ev_id=ev.seq)
+                shown = ev.outline() if hidden else ev.to_dict()
+                text = self._events[ev.seq] = sse({"event": shown, "state": None}, event="state", ev_id=ev.seq)
                 self.encoded += 1
                 while len(self._events) > KEPT_EVENT_MESSAGES:
                     self._events.popitem(last=False)
@@ -88,7 +92,8 @@ class StreamFeed:
             # the host builds a new snapshot dict on every change, so identity says "same state"
             if self._state is not None and self._state[0] is snap and self._state[1] == ev_seq:
                 return self._state[2]
-            payload = {"event": None if ev is None else ev.to_dict(), "state": {**snap, "live": self._live_source()}}
+            shown = None if ev is None else ev.outline() if hides_cash(snap.get("view")) else ev.to_dict()
+            payload = {"event": shown, "state": {**snap, "live": self._live_source()}}
             text = sse(payload, event="state", ev_id=snap["seq"] if ev is None else ev.seq)
             self._state = (snap, ev_seq, text)
             self.encoded += 1

@@ -4,7 +4,6 @@ import http.cookiejar
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,16 +13,16 @@ from pathlib import Path
 
 import pytest
 from tests.browser.waiting import wait_for_js
+from tests.browser.chromium import CHROMIUM
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 PIN = "2468"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     if os.environ.get("CI"):
-        raise RuntimeError("Chromium is missing on CI: `make test` installs Debian's chromium package")
-    pytest.skip("Debian's chromium is not installed (make test installs it when run as root)", allow_module_level=True)
+        raise RuntimeError("Chromium is missing on CI: `make test` installs Debian's chromium-headless-shell package")
+    pytest.skip("Debian's chromium-headless-shell is not installed (make test installs it when run as root)", allow_module_level=True)
 
 
 class Table:

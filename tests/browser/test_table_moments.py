@@ -5,6 +5,7 @@ import signal
 import urllib.request
 
 from tests.browser.test_page import PIN, Table, browser, open_page, table  # noqa: F401 (its fixtures; skips without chromium)
+from tests.browser.waiting import wait_for_js
 
 
 def unlocked(browser, table, **kwargs):
@@ -247,6 +248,12 @@ def test_command_post_starts_from_new_game_with_its_drawn_missions(browser, tabl
 PAINTED = "els => els.map((e) => [getComputedStyle(e).backgroundColor, e.style.width, e.style.left])"
 
 
+def shown(page, state):
+    """Wait until the page shows this state: the game before (a Risk game too, say) has the same elements, and a
+    reading taken while the new one replaces them finds them detached, with no style at all."""
+    wait_for_js(page, f"document.getElementById('log').textContent.includes('#{state['seq']}')", timeout=5000)
+
+
 def test_each_view_paints_the_players_colours_one_property_at_a_time(browser, table):
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
@@ -254,7 +261,7 @@ def test_each_view_paints_the_players_colours_one_property_at_a_time(browser, ta
     page.on("console", lambda m: errors.append(m.text + " @ " + str(m.location)) if m.type == "error" else None)
     try:
         open_page(page, table)
-        table.new_game("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": "green", "Bob": "white"}})
+        shown(page, table.new_game("risk", {"players": ["Ann", "Bob"], "colours": {"Ann": "green", "Bob": "white"}}))
         page.wait_for_selector(".rk-swatch", timeout=3000)
         assert [c for c, _, _ in page.locator(".rk-swatch").evaluate_all(PAINTED)][:2] == ["rgb(0, 128, 0)", "rgb(255, 255, 255)"]
         # the header's swatch and the turn's border: the page's own shade of the player's colour
@@ -262,8 +269,8 @@ def test_each_view_paints_the_players_colours_one_property_at_a_time(browser, ta
         assert "rgb(31, 157, 85)" in page.locator("#turn").evaluate("t => getComputedStyle(t).borderColor")
 
         assert not errors, errors
-        table.new_game("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": "yellow"},
-                                                        {"name": "Bob", "empire": "prussia", "colour": "black"}]})
+        shown(page, table.new_game("balance_of_power", {"players": [{"name": "Ann", "empire": "france", "colour": "yellow"},
+                                                                    {"name": "Bob", "empire": "prussia", "colour": "black"}]}))
         page.wait_for_selector(".bp-swatch", timeout=3000)
         assert [c for c, _, _ in page.locator(".bp-swatch").evaluate_all(PAINTED)] == ["rgb(255, 255, 0)", "rgb(0, 0, 0)"]
         fills = page.locator(".bar-fill").evaluate_all(PAINTED)
@@ -271,13 +278,13 @@ def test_each_view_paints_the_players_colours_one_property_at_a_time(browser, ta
         assert all(left.endswith("%") for _, _, left in page.locator(".bar-goal").evaluate_all(PAINTED))
 
         assert not errors, errors
-        table.new_game("global_powers", {"players": ["Ann", "Bob"]})
+        shown(page, table.new_game("global_powers", {"players": ["Ann", "Bob"]}))
         page.wait_for_selector(".gp-swatch", timeout=3000)
         assert all(w.endswith("%") for _, w, _ in page.locator(".bar-fill").evaluate_all(PAINTED))
         assert all(left.endswith("%") for _, _, left in page.locator(".bar-goal").evaluate_all(PAINTED))
 
         assert not errors, errors
-        table.new_game("imperial", {"players": ["Ann", "Bob"]})
+        shown(page, table.new_game("imperial", {"players": ["Ann", "Bob"]}))
         page.wait_for_selector(".imp-chip", timeout=3000)
         chips = {c for c, _, _ in page.locator(".imp-table .imp-chip").evaluate_all(PAINTED)}
         assert len(chips) == 6 and "rgba(0, 0, 0, 0)" not in chips

@@ -364,3 +364,20 @@ def test_a_pass_carries_no_tip_rating_even_on_a_leaning_arm(model):
     # with no roll yet (house rule), the pass offered is not rated either
     quiet = replace(s, roll=None, options=replace(s.options, pass_needs_roll=False))
     assert all(m["verdict"] is None for m in bd.view(model, quiet)["moves"] if m["move"]["kind"] == "pass")
+
+
+def test_after_a_tip_in_a_game_that_goes_on_the_table_is_told_to_clear_the_arm(model):
+    s = with_pawns(bd.new_game(model, 3, names=("Ann", "Bob", "Cleo")),
+                   [(1, "L", "E1"), (1, "L", "E2"), (2, "L", "W1"), (3, "M", "E4")])
+    after = bd.apply(model, s, pick(model, s, 2, kind="place", size="M"))
+    v = bd.view(model, after)
+    assert v["tip_message"] == "Ann tipped the arm and is out"
+    assert v["tip_next"] == "Take every pawn off the arm: Bob and Cleo start round 2 with their own pawns, Bob first."
+    assert v["message"] == "Clear the arm, then Bob rolls to open round 2"
+    # the round's first roll begins it: the tip is then behind the table
+    rolled = bd.view(model, bd.act(model, after, {"type": "roll", "value": 3}))
+    assert rolled["tip_message"] is None and rolled["tip_next"] is None and rolled["message"] == "Bob rolled 3: choose a move"
+    # a tip that ends the game has nothing to clear for
+    two = with_pawns(bd.new_game(model, names=("Ann", "Bob")), [(1, "L", "E1"), (1, "L", "E2"), (2, "L", "W1")])
+    over = bd.view(model, bd.apply(model, two, pick(model, two, 2, kind="place")))
+    assert over["tip_message"] == "Ann tipped the arm" and over["tip_next"] is None and over["message"] == "Bob wins: Ann tipped the arm"

@@ -560,3 +560,18 @@ def test_players_who_name_no_colour_get_one_of_their_own():
     with pytest.raises(bop.RuleError, match="chosen twice"):
         bop.new({"players": [{"name": "Ann", "empire": "france", "colour": "red"},
                              {"name": "Bob", "empire": "prussia", "colour": "red"}]})
+
+
+def test_the_round_counts_the_table_going_round_not_every_turn():
+    state = counts_game(3, first="Bob")
+    turns = []
+    for _ in range(4):
+        turns.append((bop.view(state)["turn"]["player"], bop.view(state)["turn"]["round"], bop.view(state)["turn"]["number"]))
+        state = bop.act(state, {"type": "end_turn"})
+    # Bob starts, the seating goes on clockwise, and Bob's second turn opens round 2
+    assert turns == [("Bob", 1, 1), ("Cat", 1, 2), ("Ann", 1, 3), ("Bob", 2, 4)]
+    # a player with no pawn left is passed over; the round still turns at the first player
+    state = bop.act(state, {"type": "set_counts", "player": "Ann", "pawns": {"king": 0, "general": 0, "banker": 0}})
+    assert bop.view(state)["turn"]["player"] == "Cat"
+    state = bop.act(state, {"type": "end_turn"})
+    assert (bop.view(state)["turn"]["player"], bop.view(state)["turn"]["round"]) == ("Bob", 3)

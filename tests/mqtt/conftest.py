@@ -199,10 +199,25 @@ def tables(tmp_path):
         t.close()
 
 
+def board_for(broker):
+    """A started HallBoard of HALL on this broker, quick to reconnect."""
+    from companion.mqtt.hall import HallBoard
+
+    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
+    board.start()
+    return board
+
+
+def rows(board):
+    """The board's tables by id."""
+    return {t["table"]: t for t in board.snapshot()["tables"]}
+
+
 class Watcher:
     """A plain paho subscriber that records every message (retained or live) per topic."""
 
-    def __init__(self, port: int, topics: list[str], *, client_id: str = "", clean_session: bool = True):
+    def __init__(self, port: int, topics: list[str], *, client_id: str = "", clean_session: bool = True,
+                 username: str | None = None, password: str | None = None):
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -218,6 +233,8 @@ class Watcher:
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
                                   protocol=mqtt.MQTTv311)
         self.client.reconnect_delay_set(0.1, 0.5)
+        if username is not None:
+            self.client.username_pw_set(username, password)
         self.client.on_connect = self._on_connect
         self.client.on_subscribe = self._on_subscribe
         self.client.on_message = self._on_message

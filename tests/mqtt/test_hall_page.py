@@ -1,6 +1,5 @@
 """The hall page in a real browser (Playwright driving Debian's Chromium): three tables, live, one going offline."""
 
-import shutil
 import threading
 
 import pytest
@@ -8,9 +7,11 @@ import pytest
 from companion.mqtt.hall import HallBoard, create_hall_app
 from tests.mqtt.conftest import HALL, wait_until
 from tests.browser.waiting import wait_for_js
+from tests.browser.chromium import CHROMIUM
+
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture

@@ -6,18 +6,9 @@ import subprocess
 import sys
 import urllib.request
 
-from companion.mqtt.hall import HallBoard
-from tests.mqtt.conftest import HALL, wait_until
+from tests.mqtt.conftest import HALL, board_for, rows, wait_until
 
 
-def board_for(broker):
-    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
-    board.start()
-    return board
-
-
-def rows(board):
-    return {t["table"]: t for t in board.snapshot()["tables"]}
 
 
 def get_json(url):

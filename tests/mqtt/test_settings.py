@@ -129,6 +129,36 @@ def test_state_payload_for_another_game_has_no_balance(companion):
     json.dumps(state, allow_nan=False)
 
 
+@pytest.mark.parametrize("game", ["balance_duels", "imperial", "risk", "balance_of_power", "global_powers"])
+def test_every_game_is_over_on_mqtt_when_it_is_over_with_its_winners_by_name(game):
+    """Imperial's view says `game_over`, not `over`: the state payload read `over` alone, so a finished Imperial
+    game was never over on MQTT. Each game played to its end (the history's simulated plays, whose truth is taken
+    from the engine's own final state) must say so, with the winners by name and nobody to move."""
+    import random
+    from types import SimpleNamespace
+
+    from companion.games import plays
+    from companion.games.registry import engines
+    from companion.simulation import plays as sim
+
+    makers = {"balance_duels": lambda r: sim.balance_duels(r, sim.model_a(), False), "imperial": sim.imperial,
+              "risk": sim.risk_game, "balance_of_power": sim.balance_of_power, "global_powers": sim.global_powers}
+    play = makers[game](random.Random(5)) if game == "balance_duels" else makers[game](random.Random(5), False)
+    assert play.over and play.winners, "the simulated play no longer ends: the test would test nothing"
+    engine = engines(sim.model_a())[game]
+    events = [SimpleNamespace(kind=kind, body=body, seq=i) for i, (kind, body) in enumerate(play.steps, start=1)]
+    folded = plays.fold(engine, play.options, events)
+
+    def payload(state):
+        return P.state_payload({"game": game, "title": engine.title, "view": engine.view(state),
+                                "scores": engine.scores(state)}, CFG)
+
+    end = payload(folded.states[-1])
+    assert end["over"] is True and end["winners"] == play.winners and end["to_move"] is None, end
+    start = payload(folded.states[0])
+    assert start["over"] is False and start["winners"] == []
+
+
 def test_event_payload_carries_the_table():
     ev = {"seq": 3, "game_id": 1, "kind": "action", "body": {"action": {"type": "roll", "value": 4}},
           "source": "page", "at": "2024-01-01T00:00:00Z"}
@@ -259,3 +289,73 @@ def test_a_hall_flooded_with_large_retained_tables_stays_bounded_and_says_what_i
     # a clearing message for a table the hall does not keep pushes nobody out
     board.handle("companion/club/flood000/state", b"")
     assert board.snapshot()["dropped"]["tables"] == 400 - H.MAX_TABLES + 1
+
+
+def _messages(stream):
+    """(event name, data) of each message the hall's stream yields, one per next()."""
+    for chunk in stream:
+        text = chunk.decode() if isinstance(chunk, bytes) else chunk
+        if text.startswith("event: "):
+            name, data = text.split("\n", 1)
+            yield name[len("event: "):], json.loads(data[len("data: "):])
+
+
+def test_the_hall_stream_sends_each_page_only_what_changed():
+    """Item 12 of issue 34: the whole list went to every page on every change (16 MB a change in the flood). A page
+    gets the whole list when it (re)connects, then only the cards of the tables that changed and the ids gone."""
+    from companion.mqtt import hall as H
+
+    board = HallBoard("127.0.0.1", 1883, "club")
+    words = "w" * (H.MAX_TEXT - 1)
+    for i in range(H.MAX_TABLES):        # a full hall of long (already bounded) cards
+        board.handle(f"companion/club/t{i:02d}/availability", b"online")
+        board.handle(f"companion/club/t{i:02d}/state", json.dumps(
+            {"name": words, "title": words, "message": words, "seq": 1,
+             "scores": [{"name": words, "score": n} for n in range(H.MAX_SCORES)]}).encode())
+    client = create_hall_app(board, refresh_s=0.05).test_client()
+    resp = client.get("/api/stream", buffered=False)
+    try:
+        stream = _messages(resp.response)
+        name, whole = next(stream)
+        assert name == "tables" and len(whole["tables"]) == H.MAX_TABLES
+        full_size = len(json.dumps(whole))
+
+        board.handle("companion/club/t07/state", json.dumps({"name": "Window", "title": "Risk", "seq": 2}).encode())
+        name, changes = next(stream)
+        assert name == "changes" and [t["table"] for t in changes["tables"]] == ["t07"] and changes["removed"] == []
+        assert changes["tables"][0]["name"] == "Window" and changes["since"] == whole["version"]
+        assert len(json.dumps(changes)) < full_size / 50, (len(json.dumps(changes)), full_size)
+
+        # a table whose retained topics are both cleared leaves: its id goes, once it is gone
+        board.handle("companion/club/t03/state", b"")
+        board.handle("companion/club/t03/availability", b"")
+        name, changes = next(stream)
+        assert name == "changes" and changes["removed"] == ["t03"] and changes["tables"] == []
+        # nothing new: the beat a page counts on, with nothing in it but the hall's head
+        name, beat = next(stream)
+        assert name == "changes" and beat["tables"] == [] and beat["removed"] == [] and beat["broker"]
+    finally:
+        resp.close()
+    # a page that connects (or reconnects) starts from the whole list again
+    again = client.get("/api/stream", buffered=False)
+    try:
+        name, whole = next(_messages(again.response))
+        assert name == "tables" and len(whole["tables"]) == H.MAX_TABLES - 1
+        assert "t03" not in {t["table"] for t in whole["tables"]}
+    finally:
+        again.close()
+
+
+def test_a_page_further_behind_than_the_removals_the_hall_keeps_gets_the_whole_list():
+    from companion.mqtt import hall as H
+
+    board = HallBoard("127.0.0.1", 1883, "club")
+    board.handle("companion/club/keep/availability", b"online")
+    start = board.version
+    for i in range(H.REMOVALS_KEPT + 1):       # tables come and go, more of them than the board remembers
+        board.handle(f"companion/club/x{i}/availability", b"offline")
+        board.handle(f"companion/club/x{i}/availability", b"")
+    assert board.changes_since(start) is None
+    recent = board.changes_since(board.version - 2)
+    assert recent is not None and recent["removed"] == [f"x{H.REMOVALS_KEPT}"]
+    assert board.changes_since(board.version + 1) is None           # not a version of this board

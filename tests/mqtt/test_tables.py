@@ -4,14 +4,10 @@ import json
 import time
 
 from companion.mqtt import payloads as P
-from companion.mqtt.hall import HallBoard, create_hall_app
-from tests.mqtt.conftest import HALL, wait_until
+from companion.mqtt.hall import create_hall_app
+from tests.mqtt.conftest import HALL, board_for, wait_until
+from tests.mqtt.floods import Stranger, announce_flood
 
-
-def board_for(broker):
-    board = HallBoard("127.0.0.1", broker.port, HALL, reconnect_min_s=0.1, reconnect_max_s=0.5)
-    board.start()
-    return board
 
 
 def play(table, rolls):
@@ -92,11 +88,14 @@ def test_the_hall_stream_sends_the_tables(broker, tables):
         assert data["tables"][0]["table"] == "t1"
         t.host.act({"type": "roll", "value": 5})
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            data = json.loads(next(chunks).decode().split("data: ", 1)[1])
-            if data["tables"][0]["seq"] == t.host.seq:
-                break
-        assert data["tables"][0]["seq"] == t.host.seq
+        seen = None
+        while time.monotonic() < deadline and seen != t.host.seq:
+            # then only what changed: the table's new card once its state has come through the broker
+            message = next(chunks).decode()
+            assert message.startswith("event: changes\ndata: ")
+            data = json.loads(message.split("data: ", 1)[1])
+            seen = next((c["seq"] for c in data["tables"] if c["table"] == "t1"), seen)
+        assert seen == t.host.seq
         resp.close()
     finally:
         board.stop()
@@ -171,8 +170,14 @@ def test_a_flood_of_home_assistant_announces_republishes_discovery_once_per_inte
     w = watchers(broker.port, ["homeassistant/#"])
     wait_until(lambda: w.on(topic), what="the retained discovery config")
     before = len(w.on(topic))
-    for _ in range(50):   # a flood within one instant of the announce clock
-        w.publish("homeassistant/status", "online")
+    # a flood within one instant of the announce clock: 50 announces, junk on the same topic among them
+    flood = announce_flood(t.publisher.config.discovery_prefix, 67)
+    assert sum(payload == b"online" for _, payload in flood) == 50
+    stranger = Stranger(broker.port)
+    try:
+        stranger.publish_all(flood, retain=False)
+    finally:
+        stranger.close()
     wait_until(lambda: t.publisher.status()["announces_ignored"] == 49, what="49 announces ignored")
     wait_until(lambda: len(w.on(topic)) == before + 1, what="one republish")
     w.sync()

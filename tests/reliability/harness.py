@@ -70,13 +70,15 @@ class DaemonProcess:
     """`companion run` in its own process; its log goes to a file beside the database."""
 
     def __init__(self, config: Path, db: Path, *, log_level: str = "WARNING", ready_timeout: float = 20.0,
-                 wait: bool = True):
+                 wait: bool = True, wrap: tuple[str, ...] = ()):
+        """`wrap` is a command the daemon's own is handed to, which must end by exec'ing it (so `pid` is the
+        daemon's): e.g. a shell that first mounts a folder the daemon is to find read-only."""
         self.config = config
         self.db = db
         self.log_path = db.with_name(db.name + ".log")
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "companion", "run", "--config", str(config), "--port", "0", "--db", str(db),
+            [*wrap, sys.executable, "-m", "companion", "run", "--config", str(config), "--port", "0", "--db", str(db),
              "--log-level", log_level],
             stdout=subprocess.PIPE, stderr=self._log, cwd=str(db.parent), env=service_like_environment())
         self.started = time.monotonic()

@@ -6,13 +6,15 @@ The promises checked for every request:
   * every JSON answer strict: no NaN or Infinity, which a browser's JSON.parse refuses,
   * a refused request, and any read, changes nothing (the log's last seq and the game's view),
   * no CORS header, whatever the Origin,
-  * a request whose answer is known (`Request.expect`, the hostile set's) gets exactly that status.
+  * a request whose answer is known (`Request.expect`, the hostile set's) gets exactly that status,
+  * an answer holds no secret the request names (`Request.secret`: the hidden cash, read without the PIN).
 `Target` runs the Flask app in-process (Flask's test client); `send_over_http` the same requests to a
 daemon process on loopback. `hostile_requests()` are sent on every run besides the random ones: the inputs
 that once answered 500 or stored what no page could read (NaN and huge numbers in queries, options and
 actions, mistyped options for every option of every game, bodies over the limit), and what another page on
 the table's Wi-Fi can send (issue 34: cross-origin changes, form and text bodies, a foreign Host, names of
-10,000 characters or with control characters in every game, a colour that is style text).
+10,000 characters or with control characters in every game, a colour that is style text, map completions past
+what the next start loads, every read of a game whose hidden cash was corrected).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import functools
 import http.client
 import json
 import random
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,11 +77,23 @@ class Request:
     # the status it must be answered, where the hostile set knows it (None: any that keeps the other promises);
     # a refusal that moved to another status would be a guard that moved, or one that went
     expect: int | None = None
+    # what the answer must not hold (hidden cash, read without the PIN's session)
+    secret: bytes | None = None
+
+    def at_seq(self, seq: int) -> "Request":
+        """The request with `{seq-N}` in its path and headers filled in from the table's seq now (a stream resumed
+        N events back)."""
+        def fill(text: str) -> str:
+            return re.sub(r"\{seq-(\d+)\}", lambda m: str(max(0, seq - int(m.group(1)))), text)
+        if "{seq-" not in self.path + "".join(self.headers.values()):
+            return self
+        return dataclasses.replace(self, path=fill(self.path), headers={k: fill(v) for k, v in self.headers.items()})
 
     def describe(self) -> str:
         body = self.body if self.body is None or len(self.body) < 120 else self.body[:120] + b"..."
         return (f"{self.method} {self.path} headers={self.headers} session={self.session} body={body!r}"
-                + (f" expect={self.expect}" if self.expect is not None else ""))
+                + (f" expect={self.expect}" if self.expect is not None else "")
+                + (f" secret={self.secret!r}" if self.secret is not None else ""))
 
 
 @dataclass
@@ -196,7 +211,9 @@ class Target:
     """A Companion on the simulated table, its app, and a cookie-less test client (each request says its own)."""
 
     def __init__(self, db: Path, *, pin: bool = False, seed: int = 7):
-        data: dict[str, Any] = {"simulate": {"enabled": True, "demo": False, "seed": seed}}
+        # the players' map completions beside the store, never in the working directory
+        data: dict[str, Any] = {"simulate": {"enabled": True, "demo": False, "seed": seed},
+                                "maps": {"dir": str(db.parent / "maps")}}
         if pin:
             data["web"] = {"pin": PIN}
         cfg = dataclasses.replace(parse(data), store_path=db)
@@ -221,9 +238,16 @@ class Target:
 
     def fingerprint(self) -> tuple[int, int, str]:
         host = self.companion.host
-        return host.seq, host.store.last_seq(), json.dumps(host.snapshot()["view"], sort_keys=True)
+        # the maps the players completed too: a refused completion must save nothing
+        return host.seq, host.store.last_seq(), json.dumps([host.snapshot()["view"], self.companion.maps.all()],
+                                                           sort_keys=True)
+
+    def maps_load(self) -> list[str]:
+        """Each map file the table has saved, as the next start reads it: the problems (none, or the start fails)."""
+        return maps_problems(self.companion.maps.directory)
 
     def send(self, req: Request) -> Result:
+        req = req.at_seq(self.companion.host.seq)
         hdrs = dict(req.headers)
         if req.session and self.session and req.path.split("?")[0] != "/api/logout":
             hdrs["Cookie"] = f"{COOKIE}={self.session[0]}"
@@ -269,6 +293,8 @@ def check(result: Result, headers: dict[str, str], mimetype: str, payload: bytes
         p.append(f"answered {status}, not {req.expect}")
     if any(k.lower().startswith("access-control-") for k in headers):
         p.append("sent a CORS header")
+    if req.secret is not None and req.secret in payload:
+        p.append(f"the answer holds {req.secret!r}, the hidden cash")
     for problem in _not_strict(mimetype, payload):
         p.append(problem)
     if status >= 400 and req.method != "HEAD":
@@ -356,7 +382,7 @@ def hostile_requests() -> list[Request]:
         reqs.append(Request("GET", "/api/stream", {"Last-Event-ID": number}, None))
     for path in ("/api/action", "/api/record", "/api/new_game", "/api/login"):
         reqs.append(post(path, body=b'{"action": "' + b"x" * MAX_BODY_BYTES + b'"}'))
-    return reqs + hostile_wifi_requests()
+    return reqs + hostile_wifi_requests() + map_requests() + hidden_cash_requests()
 
 
 # --- issue 34: what a page on the table's Wi-Fi, or a guest typing, can send
@@ -451,6 +477,77 @@ def _new_game_everywhere(game: str, options: dict, *, record: bool) -> list[Requ
     return reqs
 
 
+# --- issue 34 items 6 and 7: map completions past what the next start loads, hidden cash read without the PIN
+
+def _map_post(game: str, addition: Any, expect: int | None) -> Request:
+    return Request("POST", f"/api/map/{game}", {"Content-Type": "application/json"},
+                   json.dumps({"add": addition}).encode(), session=True, expect=expect)
+
+
+def map_requests() -> list[Request]:
+    """Completions of Balance of Power's map (the one whose territories the players name): each past a bound of the
+    form refused (400, nothing saved); then issue 34's sequence, 119 territories of 60 characters, 400 borders over
+    4 POSTs, borders_complete, each within the form's counts but together past what the start loads (64 KiB): those
+    that fit are saved, the rest refused. Afterwards every saved file must load (`maps_problems`)."""
+    from companion.games.mapdata import MAX_BORDERS, MAX_LIST, MAX_NAME, MAX_NEW_TERRITORIES
+
+    game = "balance_of_power"
+    reqs = [_map_post(game, {"territories": ["x" * (MAX_NAME + 1)]}, 400),
+            _map_post(game, {"territories": [f"Isle {i}" for i in range(MAX_NEW_TERRITORIES + 1)]}, 400),
+            _map_post(game, {"borders": [["Paris", "Lyon"]] * (MAX_BORDERS + 1)}, 400),
+            _map_post(game, {"borders_complete": ["Paris"] * (MAX_LIST + 1)}, 400),
+            _map_post(game, {"territories": ["Isle\nof\u202eMan"]}, 400),
+            _map_post(game, {"territories": "Isle"}, 400),
+            _map_post(game, ["territories"], 400),
+            _map_post(game, {"cities": {"x": 1}}, 400),
+            _map_post("chess", {"territories": ["Isle"]}, 400)]
+    names = [f"Isle {i:03d} " + "q" * (MAX_NAME - 9) for i in range(MAX_NEW_TERRITORIES - 1)]
+    pairs = [[names[i], names[(i + d) % len(names)]] for d in (1, 2, 3, 4) for i in range(len(names))][:MAX_BORDERS]
+    reqs.append(_map_post(game, {"territories": names}, None))
+    reqs += [_map_post(game, {"borders": pairs[k:k + 100]}, None) for k in range(0, len(pairs), 100)]
+    reqs.append(_map_post(game, {"borders_complete": names[:MAX_LIST]}, None))
+    return reqs
+
+
+def maps_problems(directory: Path) -> list[str]:
+    """Each completion file in `directory` read as the daemon's start reads it: the problems that would stop it."""
+    from companion.games.mapdata import MapFileError
+    from companion.games.registry import map_forms
+    from companion.table.maps import load_completion
+
+    problems = []
+    for game, form in map_forms().items():
+        try:
+            load_completion(form, Path(directory) / f"{game}.toml")
+        except MapFileError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+HIDDEN_CASH = 977     # Ann's cash, corrected while hidden: no other figure of a fresh game is 977
+
+
+def hidden_cash_requests() -> list[Request]:
+    """An Imperial game where Ann hides her cash and the table corrects it to 977, then every read that once gave
+    it away to a reader without the PIN (issue 34 item 6, and the stream resumed at the correction): none may."""
+    post = functools.partial(Request, "POST", headers={"Content-Type": "application/json"}, session=True, expect=200)
+    action = lambda a: post("/api/action", body=json.dumps({"action": a}).encode())     # noqa: E731
+    reqs = [post("/api/new_game", body=b'{"game": "imperial", "options": {"players": ["Ann", "Bob", "Cy"]}}'),
+            action({"type": "hide_cash", "player": "Ann", "hidden": True}),
+            action({"type": "correct", "what": "cash", "player": "Ann", "value": HIDDEN_CASH, "reason": "recount"}),
+            action({"type": "donate", "player": "Bob", "nation": "china", "amount": 1})]
+    secret = str(HIDDEN_CASH).encode()
+    for path in ("/api/state", "/api/events", "/api/events?after=0", "/api/record", "/api/flight-recorder",
+                 "/api/stream", "/api/stream?last_event_id={seq-2}"):
+        reqs.append(Request("GET", path, {}, None, secret=secret))
+    reqs.append(Request("GET", "/api/stream", {"Last-Event-ID": "{seq-2}"}, None, secret=secret))
+    # a refusal while the cash is hidden must not state it either: a gift past what Ann has
+    reqs.append(post("/api/action", body=json.dumps({"action": {"type": "donate", "player": "Ann", "nation": "china",
+                                                                "amount": HIDDEN_CASH + 1}}).encode(), expect=409,
+                     secret=secret))
+    return reqs
+
+
 # --- over real HTTP, to a daemon process
 
 def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int, dict[str, str], str, bytes]:
@@ -472,7 +569,13 @@ def send_over_http(port: int, req: Request, timeout: float = 10.0) -> tuple[int,
         hdrs = {k: v for k, v in resp.getheaders()}
         mimetype = (resp.getheader("Content-Type") or "").split(";")[0].strip()
         if mimetype == "text/event-stream":
-            payload = resp.readline() + resp.readline()
+            # the retry line and the first message (the state, or a resumed page's first event)
+            payload = b""
+            while payload.count(b"\n\n") < 2 and len(payload) < 1_000_000:
+                line = resp.readline()
+                if not line:
+                    break
+                payload += line
         elif req.method == "HEAD":
             payload = b""
         else:

@@ -58,6 +58,38 @@ def test_an_l_beating_an_l_is_the_same_net_change_as_a_removal():
     assert best.kind == "remove" and best.holder == "W3" and best.removed == (("W3", "L"),)
 
 
+def touched(m, *places):
+    """`m` with the hands' touches located at these (x mm, σ mm, weight lifted g)."""
+    from dataclasses import replace
+    from companion.sensing.touches import Touch
+    return replace(m, touches=tuple(Touch(0.5 * i, 0.5 * i + 0.4, x, s, lifted) for i, (x, s, lifted)
+                                    in enumerate(places)), finger_mm=4.0)
+
+
+def test_a_beat_of_like_pawns_the_hands_show_is_told_as_the_beat():
+    # foreign arm, seed 5001: an L lifted at W3 and set down in W5, beating the L there, was printed as the removal
+    # of the W3 pawn, unflagged: the hands said two touches, at W3 and at W5, which a removal does not make
+    pawns = weighed(("W3", "L"), ("W5", "L"), ("E2", "L"), ("E6", "L"))
+    m = touched(measure(-10.0, -10.0 * GEO.x["W3"]), (GEO.x["W3"], 3.0, 10.0), (GEO.x["W5"], 3.0, 0.0))
+    best = verdict(pawns, m).ranked[0]
+    assert (best.candidate.kind, best.candidate.from_holder, best.candidate.to_holder) == ("beat", "W3", "W5")
+
+
+def test_a_removal_the_hands_cannot_tell_from_a_beat_is_flagged():
+    # no touch placed: the pawn in W3 may have been taken off, or moved onto a like pawn and that one taken
+    from companion.sensing.events import Change
+    pawns = weighed(("W3", "L"), ("W5", "L"), ("E2", "L"))
+    m = measure(-10.0, -10.0 * GEO.x["W3"])
+    v = verdict(pawns, m, final=True)
+    top = v.ranked[0]
+    assert top.candidate.kind == "remove" and not v.ambiguous and top.described < 0.99
+    change = Change(1.0, top.candidate, tuple(v.ranked), tuple(v.group), v.confidence, v.ambiguous, m, (), (), GEO,
+                    described=top.described, retold=top.retold)
+    event = change.events()[0]
+    assert event.ambiguous and any(a["text"].startswith("move L W3 → ") for a in event.to_json()["alternatives"])
+    assert not change.ambiguous          # the pawns left on the arm are not in doubt: only how they got there
+
+
 def test_two_pawns_whose_moves_torque_alike_are_flagged_not_guessed():
     # L three holders inward (-570) and M five holders inward (-570): weight and torque cannot tell
     pawns = weighed(("E1", "L"), ("E2", "M"))
@@ -210,3 +242,52 @@ def test_a_put_down_found_in_two_pieces_still_tells_which_like_pawn_moved():
     nowhere = tuple(Touch(t.start, t.end, -120.0, 5.0, t.lifted) for t in pieces)
     even = _advance_by_two(pawns, nowhere)
     assert even[("E5", "E7")] == pytest.approx(even[("E2", "E4")], rel=0.05)
+
+
+def swung(m, rms_over_noise, *, n=300, noise=0.0025):
+    """`m` read from a swing of n samples whose residuals were rms_over_noise times the accelerometer's noise."""
+    from dataclasses import replace
+    return replace(m, swing_n=n, swing_rss=(rms_over_noise * noise) ** 2 * (n - 3), accel_noise2=noise ** 2)
+
+
+def test_a_move_its_readings_do_not_fit_is_not_applied_unasked():
+    # foreign arm, seed 7314 turn 38: W6 → W1 applied as E7 → E2 at 1.0 (their torques alike), the swing read with
+    # residuals twice the accelerometer's noise over 300 samples; the winning account explained its readings badly
+    pawns = weighed(("E1", "L"), ("E3", "L"))
+    legal = [{"kind": "advance", "from_holder": "E1", "to_holder": "E4", "size": "L", "beats": None},
+             {"kind": "advance", "from_holder": "E3", "to_holder": "E5", "size": "L", "beats": None}]
+    m = measure(0.0, 10.0 * (GEO.x["E4"] - GEO.x["E1"]))
+    events = [type("E", (), {"change": type("C", (), {"measurement": mm, "geometry": GEO, "before": pawns})()})()
+              for mm in (swung(m, 1.0), swung(m, 2.0))]
+    fine, poor = (match_moves(e, legal) for e in events)
+    assert chosen_move(fine, threshold=0.99)["from_holder"] == "E1" and fine[0].model_holds > 0.99
+    assert chosen_move(poor, threshold=0.99) is None and poor[0].model_holds < 0.01
+    assert poor[0].move["from_holder"] == "E1" and poor[0].fits     # still the likelier, offered first
+
+
+def test_the_follower_waits_on_a_fit_it_cannot_trust_and_flags_it_at_the_last_look():
+    pawns = weighed(("E1", "L"))
+    m = swung(measure(10.0, 10.0 * GEO.x["E3"]), 2.0)
+    early = verdict_checked(pawns, m, final=False)
+    assert not early.decided
+    last = verdict_checked(pawns, m, final=True)
+    assert last.decided and last.ambiguous and last.confidence < 0.01
+    assert last.ranked[0].candidate.holder == "E3"
+    good = verdict_checked(pawns, swung(m, 1.0), final=False)
+    assert good.decided and not good.ambiguous and good.confidence > 0.999
+
+
+def verdict_checked(pawns, m, final):
+    from companion.sensing.inference import fit_of
+    return judge(rank(enumerate_candidates(GEO, pawns), m), m, Resolution(), final=final,
+                 check=lambda s: fit_of(s.candidate, m, s.shift, None, s.distance2))
+
+
+def test_the_checks_tails_are_the_distributions_own():
+    from companion.sensing.fit import bayes_bound, chi2_sf, f_sf, judged
+    assert chi2_sf(3.841, 1) == pytest.approx(0.05, abs=1e-3) and chi2_sf(5.991, 2) == pytest.approx(0.05, abs=1e-3)
+    assert chi2_sf(18.307, 10) == pytest.approx(0.05, rel=0.05) and chi2_sf(23.209, 10) == pytest.approx(0.01, rel=0.1)
+    assert f_sf(1.0, 300, 200) == pytest.approx(0.5, abs=0.03) and f_sf(1.39, 300, 200) < 0.01 < f_sf(1.25, 300, 200)
+    assert bayes_bound(0.5) == 1.0 and bayes_bound(0.01) == pytest.approx(0.125, abs=1e-3)
+    assert judged([("x", 0.0, 1.0, 0.9)]).holds == 1.0 and judged([("x", 0.0, 1.0, 0.01)]).holds > 0.99
+    assert judged([("x", 0.0, 1.0, 1e-6)]).holds < 0.05

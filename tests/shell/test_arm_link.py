@@ -131,3 +131,31 @@ def test_a_move_entered_on_the_page_but_never_made_is_reported_once_the_players_
     assert "check holder E3" in (still.live()["mismatch"] or "")
     assert sorted(still.arm.follower.occupancy) == sorted(still.host.state.on_arm())
     assert still.notices == []
+
+
+def test_a_tip_undone_at_once_leaves_the_arm_as_the_game_and_no_notice(still):
+    """3 players: the tip clears the arm and its undo puts the pawns back. The undo comes before the hands that
+    clear the arm are done; the simulated arm must still end as the game says, with nothing stale on the page."""
+    host = still.host
+    host.new_game("balance_duels", {"players": 3}, source="page")
+    run_for(still, 3)
+    for n in range(40):
+        roll = 1 + n % 2
+        host.act({"type": "roll", "value": roll}, source="page")
+        assessed = bd.assess_all(still.model, host.state, roll)
+        tipping = [m for m, a in assessed if a.verdict == "tips"]
+        if tipping:
+            break
+        # the move that loads the arm most, so that one soon tips it
+        heaviest = max(((m, a) for m, a in assessed if m.kind in ("place", "advance")), key=lambda ma: abs(ma[1].torque_after))
+        host.act({"type": "move", "move": heaviest[0].to_dict()}, source="page")
+        run_for(still, 4)
+    assert tipping, "no move came to tip the arm"
+    host.act({"type": "move", "move": tipping[0].to_dict()}, source="page")
+    assert host.state.round == 2 and host.state.on_arm() == []
+    host.undo(source="page")
+    run_for(still, 12)
+    assert sorted(still.table.snapshot()["pawns"]) == sorted(host.state.on_arm())
+    live = still.live()
+    assert live["sensing_notice"] is None and live["mismatch"] is None
+    assert still.notices == []

@@ -30,3 +30,19 @@ def test_a_refusal_names_the_field_as_the_page_shows_it(client):
     # a mistyped option of New game, in the words of the form
     r = client.post("/api/new_game", json={"game": "balance_duels", "options": {"players": 2, "tip_judge": "dice"}})
     assert r.status_code == 409 and r.get_json()["error"].startswith("Who judges a tip must be one of")
+
+
+def test_nothing_the_page_shows_needs_an_emoji_font():
+    """A Chromium without an emoji font (a Pi's may have none) draws a character beyond the Basic Multilingual Plane
+    as an empty box: none in the page's files, written or escaped, nor in what the engines say."""
+    import re
+    from pathlib import Path
+
+    import companion
+
+    root = Path(companion.__file__).parent
+    astral = re.compile(r"[\U00010000-\U0010FFFF]|\\u[dD][89abAB][0-9a-fA-F]{2}|\\u\{[0-9a-fA-F]{5,6}\}|\\U000[1-9a-fA-F]")
+    files = [*(root / "web" / "static").iterdir(), *(root / "games").glob("*.py")]
+    found = [f"{f.name}:{n}" for f in files if f.suffix in (".js", ".css", ".html", ".py")
+             for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if astral.search(line)]
+    assert len(files) > 10 and found == []

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
-                                         inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
+                                         fit_of, inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
                                                  UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
 
@@ -37,6 +37,7 @@ class Judging:
         if not ready and not final:
             return None, board
         fan = pred = None
+        swung: dict = {}        # the swing the rest was read from, for the decision's check of its own fit
         after = self._window_weight(t, settled_from=self.quiet_since)
         w1 = after[0]
         dw, var_dw, drift = self._weight_change((self.w0, self.var_w0, self.t_w0), after)
@@ -74,6 +75,8 @@ class Judging:
                     return None, board      # on its way to the board: wait for it to land (or not)
                 tau1 = self.kappa * fit.rest
                 var_tau1 = (self.kappa * fit.rest_sigma) ** 2
+                swung = {"swing_n": fit.n, "swing_rss": fit.rms * fit.rms * max(1, fit.n - 3),
+                         "accel_noise2": self.accel_noise.sigma ** 2}
         var0 = self.var_tau0
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
@@ -82,7 +85,7 @@ class Judging:
                         self.geo.tip_torque, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
                         self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift,
-                        span_mm=self._touch_span(), swing_before=self.swing_before or ())
+                        span_mm=self._touch_span(), swing_before=self.swing_before or (), **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:
@@ -100,7 +103,7 @@ class Judging:
         # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
         final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
         ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
-        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at)
+        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=self._check(m))
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             return
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
@@ -132,7 +135,8 @@ class Judging:
         m, board = self._measure_after(t, True, board_state=board_state)
         if m is not None:
             ranked, pairs, m = self._rank(t, m, board_state, True)
-            verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at)
+            verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at,
+                            check=self._check(m))
             if verdict.decided:
                 self._decide(t, verdict, m, board, pairs)
             elif not verdict.explained:
@@ -154,6 +158,11 @@ class Judging:
         ranked, pairs = rank_beliefs(self._belief_table(), m)
         return ranked, pairs, m
 
+    def _check(self, m: Measurement):
+        """How well an account explains the readings of `m` (fit.py), for the account from its own belief."""
+        table = self._belief_table()
+        return lambda s: fit_of(s.candidate, m, s.shift, table[s.hypothesis][3], s.distance2)
+
     def _belief_table(self) -> list[tuple[float, list[Candidate], float, float]]:
         """Per belief: log weight, candidates, torque shift (on the board beforehand, the torque before is
         each belief's own), Σ m·x² of its pawns."""
@@ -174,7 +183,8 @@ class Judging:
             return
         ranked, pairs, m = self._rank(cut, m, self._last_board, True)
         # cut short by a hand, the quiet spell must explain itself well (a resting hand fits poorly)
-        verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0)
+        verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0,
+                        check=self._check(m))
         if verdict.decided:
             if _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
                 return      # lifted and put down elsewhere: one move, judged when it is down
@@ -204,7 +214,8 @@ class Judging:
         change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
                         hands_off_t=self.t_off,
-                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs))
+                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
+                        described=top.described, retold=top.retold, fit=verdict.fit)
         self.changes.append(change)
         placed = self._placed_mass(best, m)
         self._weigh_pending = None

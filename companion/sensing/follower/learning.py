@@ -153,7 +153,8 @@ class Learning:
     def learn_from(self, change: Change) -> None:
         """Learn the hands and the cells' settling from a change as from a confirmed move — for a follower with no
         game to confirm its moves (`companion analyze`), from the changes that no other account explains."""
-        if change.best is not None and not change.ambiguous:
+        if change.best is not None and not change.flagged:
+            # (a description in doubt would teach the hands touches they did not make)
             self._learn_hands(change.best, change.measurement)
 
     def _learn_hands(self, best: Candidate, m: Measurement) -> None:

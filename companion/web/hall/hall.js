@@ -4,7 +4,10 @@
   const $ = (id) => document.getElementById(id);
   const STALE_MS = 15000;  // the server sends the tables at least every 5 s
   let lastMessage = Date.now();
-  let received = null;     // {data, at}: the last snapshot and when it came (for "updated … ago")
+  // the hall as the server last told it: its head (name, broker link, drops) and each table's card with the moment
+  // it came (for "updated … ago"); the whole list on (re)connecting, then only the tables that changed
+  let head = null;
+  const cards = new Map();
   let source = null;
 
   function el(tag, attrs, ...children) {
@@ -50,20 +53,28 @@
     return el("article", { class: "card hall-card " + online, "data-table": t.table }, parts);
   }
 
+  function take(data, whole) {
+    const now = Date.now();
+    if (whole) cards.clear();
+    for (const id of data.removed || []) cards.delete(id);
+    for (const t of data.tables || []) cards.set(t.table, { t, at: now });
+    head = data;
+  }
+
   function render() {
-    if (!received) return;
-    const data = received.data;
-    const extra = (Date.now() - received.at) / 1000;
+    if (!head) return;
+    const data = head;
     $("title").textContent = "Hall " + data.hall;
     document.title = "Hall " + data.hall + " · scoreboard";
-    const tables = data.tables || [];
-    const online = tables.filter((t) => t.online === true).length;
+    const ids = [...cards.keys()].sort();
+    const online = ids.filter((id) => cards.get(id).t.online === true).length;
     // the hall keeps a bounded number of cards (a flood of retained tables must not grow the page): say how many went
     const dropped = (data.dropped && data.dropped.tables) || 0;
     const more = dropped ? `; ${dropped} more dropped past the hall's limit` : "";
-    $("summary").textContent = tables.length ? `${tables.length} table${tables.length === 1 ? "" : "s"}, ${online} online${more}` : "";
-    $("empty").hidden = tables.length > 0;
-    $("tables").replaceChildren(...tables.map((t) => card(t, extra)));
+    $("summary").textContent = ids.length ? `${ids.length} table${ids.length === 1 ? "" : "s"}, ${online} online${more}` : "";
+    $("empty").hidden = ids.length > 0;
+    const now = Date.now();
+    $("tables").replaceChildren(...ids.map((id) => { const c = cards.get(id); return card(c.t, (now - c.at) / 1000); }));
     const br = data.broker || {};
     const ok = br.state === "connected";
     const b = $("broker");
@@ -85,12 +96,14 @@
   function connect() {
     if (source) source.close();
     source = new EventSource("/api/stream");
-    source.addEventListener("tables", (ev) => {
+    const listen = (name, whole) => source.addEventListener(name, (ev) => {
       lastMessage = Date.now();
       setConn(true);
-      try { received = { data: JSON.parse(ev.data), at: Date.now() }; render(); }
+      try { take(JSON.parse(ev.data), whole); render(); }
       catch (e) { $("banner").textContent = "bad data from the hall server: " + e.message; $("banner").hidden = false; }
     });
+    listen("tables", true);      // the whole list: on (re)connecting
+    listen("changes", false);    // then what changed: the tables' new cards, the ids gone
     source.onerror = () => {
       setConn(false);
       if (source.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
@@ -103,6 +116,6 @@
     render();
   }, 1000);
 
-  fetch("/api/tables").then((r) => r.json()).then((data) => { received = { data, at: Date.now() }; render(); })
+  fetch("/api/tables").then((r) => r.json()).then((data) => { take(data, true); render(); })
     .catch(() => setConn(false)).finally(connect);
 })();

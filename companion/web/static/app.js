@@ -123,10 +123,12 @@
       // greyed neighbours with one reason share one note
       let last = c;
       for (let n = c.nextElementSibling; n && n.matches(":disabled") && n.dataset.why === why; n = n.nextElementSibling) last = n;
-      let note = last.nextElementSibling;
+      // a box ticked in its label: the note after the label's words, not between the box and them
+      const label = c.matches("input[type=checkbox], input[type=radio]") ? c.closest("label") : null;
+      let note = label ? label.lastElementChild : last.nextElementSibling;
       if (!(note && note.classList.contains("why") && note.textContent === why)) {
         note = el("span", { class: "why", id: `why-${++whyCount}` }, why);
-        last.after(note);
+        if (label) label.append(note); else last.after(note);
       }
       if (c.dataset.whyNote !== note.id) {
         describedBy(c, c.dataset.whyNote, note.id);
@@ -201,6 +203,15 @@
     refuse: (err, control) => refuse(err, control || recentTap()),
     // the end of a view's request chain
     refused: (err) => { if (!(err && err.shown)) refuse(err, recentTap()); },
+    // what a view's player has picked but not sent, kept for this game in this tab (a reload brings it back)
+    keep: (name, value) => {
+      try { sessionStorage.setItem(`companion:${state.game_id}:${name}`, JSON.stringify(value)); }
+      catch (e) { /* storage full or refused (a private window): the picks are only lost on a reload */ }
+    },
+    kept: (name) => {
+      try { return JSON.parse(sessionStorage.getItem(`companion:${state.game_id}:${name}`)); }
+      catch (e) { return null; }
+    },
   };
   window.companionApi = api;
 
@@ -287,10 +298,12 @@
       turn = (v.turn && v.turn.player) || v.setup_player || null;
       result = over && v.winner ? `${v.winner} wins` : null;
     }
+    // Global Powers' set-up (offers made by all at once) and its evaluations are the whole table's to do
+    const everyone = !over && !turn && state.game === "global_powers" && ["setup", "evaluation"].includes(v.phase);
     // winners by name, for the score panel's mark (Balance Duels names them by seat)
     const won = !over ? [] : state.game === "balance_duels" ? (v.winners || []).map((s) => (list.find((p) => p.seat === s) || {}).name)
       : state.game === "imperial" ? v.winners || [] : [v.winner];
-    return { players, turn: over ? null : turn, over, won, result: result || v.message || "" };
+    return { players, turn: over ? null : turn, everyone, over, won, result: result || v.message || "" };
   }
   // the initial in black or white, whichever reads on the player's colour
   function inkOn(colour) {
@@ -342,10 +355,13 @@
     $("message").textContent = view.message || "";
     const turn = $("turn");
     const mover = seats.players.find((p) => p.name === seats.turn);
-    turn.hidden = !mover;
+    turn.hidden = !mover && !seats.everyone;
     if (mover) {
       turn.replaceChildren(swatch(mover), el("span", {}, `${mover.name}'s turn`));
       turn.style.setProperty("border-color", mover.colour);
+    } else if (seats.everyone) {
+      turn.replaceChildren(el("span", { class: "marks" }, seats.players.map(swatch)), el("span", {}, "Everyone's turn"));
+      turn.style.removeProperty("border-color");
     }
     // Undo says what it takes back
     const undo = $("btn-undo");
@@ -520,6 +536,11 @@
     box.hidden = parts.length === 0;
     box.replaceChildren(...parts);
   }
+  // the sensing box lies over the foot of the page: as much room below the page's end, so nothing is out of reach
+  new ResizeObserver(() => {
+    const box = $("sensing");
+    document.body.style.setProperty("--sheet", box.hidden ? "0px" : `${box.offsetHeight}px`);
+  }).observe($("sensing"));
 
   function fillLive(box) {
     const fmt = (v, unit) => (v === null || v === undefined ? "—" : `${v} ${unit}`);
@@ -651,12 +672,14 @@
       el("div", { class: "card bd-arm" }, armSvg(v), gauge(v), el("div", { class: "bd-live" })),
       el("div", { class: "card bd-play" }, players,
         el("div", { class: "bd-status" }, die, el("span", { class: "bd-light " + v.indicator }, lightText),
-          el("span", {}, `turn ${v.turn}` + (v.round > 1 ? ` · round ${v.round}` : ""))),
+          el("span", { class: "bd-turn-no" }, `turn ${v.turn}` + (v.round > 1 ? ` · round ${v.round}` : ""))),
         controls, moves,
         el("details", {}, el("summary", {}, "Recent moves"), el("ol", {}, (v.history || []).map((h) => el("li", {}, h)))))));
     const alarm = $("alarm");
     if (v.tipped_by !== null && v.tip_message) {
-      alarm.textContent = "⚠ " + v.tip_message + " ⚠";
+      // in a game that goes on, what the table does now: clear the arm for the next round (gone with its first roll)
+      alarm.replaceChildren(el("span", { class: "alarm-what" }, "⚠ " + v.tip_message + " ⚠"),
+        v.tip_next ? el("span", { class: "alarm-next" }, v.tip_next) : null);
       alarm.hidden = false;
       if (alarmedFor !== state.seq) { alarmedFor = state.seq; beep(); }
     } else alarm.hidden = true;
@@ -769,6 +792,19 @@
     }
     const what = ["names", choice ? `${choice.label}s` : null, g.colours && g.colours.length ? "colours" : null].filter(Boolean);
     box.replaceChildren(el("legend", {}, `${what.join(", ").replace(/^./, (c) => c.toUpperCase())} (seating order)`), ...rows);
+    if (g.name === "balance_duels") duelPawns(n);
+  }
+  // Balance Duels' pawns follow the count: a choice for two players, two L and two M each for more; teams for four
+  function duelPawns(n) {
+    const pawns = $("setup-pawns"), teams = $("setup-teams");
+    $("setup-pawns-for").textContent = `${n} players`;
+    const was = pawns.value || "6";
+    pawns.replaceChildren(...(n === 2 ? ["6", "5", "4"].map((v) => el("option", { value: v, selected: v === was }, v))
+      : [el("option", { value: "" }, "2 L and 2 M")]));
+    pawns.disabled = n !== 2;
+    if (pawns.disabled) pawns.dataset.why = `with ${n} players each plays 2 L and 2 M pawns`; else delete pawns.dataset.why;
+    teams.disabled = n !== 4;
+    if (teams.disabled) { teams.checked = false; teams.dataset.why = "the team game is for 4 players"; } else delete teams.dataset.why;
   }
   $("setup-form").addEventListener("submit", async (ev) => {
     if (ev.submitter && ev.submitter.value !== "go") return;
@@ -812,8 +848,12 @@
         options[o.key] = picked;
       } else Object.assign(options, o.choices[Number(control.value)].options);
     }
-    try { await post("/api/new_game", { game, options }); $("setup").close(); }
-    catch (e) { $("setup-error").textContent = e.message; }
+    try {
+      await post("/api/new_game", { game, options });
+      $("setup").close();
+      // the new game's first prompt and controls are at the top: a page left scrolled down would hide them
+      window.scrollTo({ top: 0 });
+    } catch (e) { $("setup-error").textContent = e.message; }
   });
 
   // ---------------------------------------------------------------- calibration (the same steps as `companion calibrate`)

@@ -10,7 +10,7 @@
   var seenView = null;
   var pageApi = null;
   var typed = {};          // what is typed in the fields, kept on a redraw of the same state (after an error, say)
-  var chosen = { pawn: "general", kind: "move" };
+  var chosen = { pawn: "general", kind: "move", turn: null };   // the pawn and action picked, for this turn only
   var neutralFor = null;   // whose neutral empires are shown
   var mapOpen = false;     // the "Add a territory" panel stays open across redraws
 
@@ -342,11 +342,12 @@
     var root = h("div", { "class": "bp-root" });
     var header = h("header", { "class": "bp-header" }, [
       h("h1", {}, view.title),
-      view.turn ? h("p", { "class": "bp-turn" }, "Turn " + view.turn.number + " \u00B7 " + view.turn.player) : null,
+      view.turn ? h("p", { "class": "bp-turn" }, "Round " + view.turn.round + " \u00B7 " + view.turn.player + "'s turn") : null,
       h("p", { "class": "bp-message", role: "status" }, view.message)
     ]);
     root.appendChild(header);
-    if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\uD83C\uDFC6 " + view.winner + " wins" : "Draw"));
+    // (a star, not an emoji trophy: a Chromium without an emoji font draws that as an empty box)
+    if (view.over) root.appendChild(h("p", { "class": "bp-winner" }, view.winner ? "\u2605 " + view.winner + " wins" : "Draw"));
     // the turn's own controls first; the standings and references after them
     var cols = h("div", { "class": "bp-columns" });
     if (view.phase === "setup" && !view.over) cols.appendChild(setupForm(view, send));
@@ -385,6 +386,9 @@
       seenView = view;
       typed = {};
     }
+    // the next player starts from the page's defaults, not from the pawn and action the last one picked
+    var turn = view.turn ? view.turn.number + ":" + view.turn.player : null;
+    if (chosen.turn !== turn) chosen = { pawn: "general", kind: "move", turn: turn };
     render(el, view, api);
   };
 })();

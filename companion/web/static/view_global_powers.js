@@ -639,7 +639,8 @@
       h("p", { "class": "gp-message", role: "status" }, view.message)
     ]);
     root.appendChild(header);
-    if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
+    // (a star, not an emoji trophy: a Chromium without an emoji font draws that as an empty box)
+    if (view.over) root.appendChild(h("p", { "class": "gp-winner" }, "\u2605 " + view.winner + " wins"));
     if (view.phase === "setup") root.appendChild(setupPanel(view, api, send));
     if (view.phase === "evaluation" && view.evaluation) root.appendChild(evaluationPanel(view, send, rerender));
     if (view.phase === "play" && view.turn) {

@@ -60,10 +60,11 @@
     return api.act(action).catch(api.refused);
   }
 
-  function marker(id, x, y, r) {
+  function marker(id, x, y, r, fontSize) {
     const g = h("svg:g", { class: "imp-marker" });
+    const fs = fontSize || r * 0.95;
     g.append(h("svg:circle", { cx: x, cy: y, r: r, fill: NATIONS[id] ? NATIONS[id].colour : "#888", stroke: "#000", "stroke-width": 2 }));
-    g.append(h("svg:text", { x: x, y: y + r * 0.36, "text-anchor": "middle", class: "imp-marker-text", "font-size": r * 0.95 }, code(id)));
+    g.append(h("svg:text", { x: x, y: y + fs * 0.38, "text-anchor": "middle", class: "imp-marker-text", "font-size": fs }, code(id)));
     return g;
   }
 
@@ -122,7 +123,8 @@
         const idx = row === 0 ? k : k - 3;
         const angle = mid + (idx - (inRow - 1) / 2) * 15;
         const [mx, my] = polar(cx, cy, inner + 20 + row * 27, angle);
-        g.append(marker(n, mx, my, 13));
+        // the code at 15.5 units: 12 px where a phone draws the rondel 350 px wide
+        g.append(marker(n, mx, my, 14, 15.5));
       });
       svg.append(g);
     });
@@ -299,7 +301,9 @@
         h("div", { class: "imp-choices" }, others.map((n) => h("button", { class: "imp-btn imp-small" + (ui.occupyOwner === n.id ? " imp-selected" : ""),
           type: "button", onclick: () => { ui.occupyOwner = n.id; drawOccupy(); } }, code(n.id)))),
         owner ? h("div", { class: "imp-choices" }, owner.cities.filter((c) => !c.occupiers.includes(mover)).map((c) =>
-          button(`${c.name}${c.factory ? " 🏭" : ""}`, step({ occupy: [{ owner: owner.id, city: c.id }] }), api, { small: true }))) : null]
+          // the factory by its kind's mark, as in the nations' table (an emoji factory is an empty box without an emoji font)
+          button(`${c.name}${c.factory ? (c.kind === "armament" ? " ▲" : " ⚓") : ""}`, step({ occupy: [{ owner: owner.id, city: c.id }] }), api,
+            { small: true, aria: `${c.name}${c.factory ? (c.kind === "armament" ? ", armament facility" : ", shipyard") : ""}` }))) : null]
         .filter(Boolean));
     };
     drawOccupy();
@@ -323,8 +327,9 @@
         button(`Destroy ${code(s.owner.id)} ${s.city.name}`, step({ destroy_factories: [{ owner: s.owner.id, city: s.city.id }] }), api,
           { small: true, disabled: nation.armies < 3, why: `it takes 3 armies; ${nation.name} has ${nation.armies}` })))) : null;
 
-    box.append(...[flags, battle, occupy, leave, destroy].filter(Boolean),
-      h("div", { class: "imp-choices" }, button("End the maneuver", { type: "maneuver" }, api, { primary: true })));
+    // the way on first, where the prompt is: the reports below it are only for what changed on the board
+    box.append(h("div", { class: "imp-choices" }, button("End the maneuver", { type: "maneuver" }, api, { primary: true })),
+      ...[flags, battle, occupy, leave, destroy].filter(Boolean));
     return box;
   }
 
@@ -542,16 +547,14 @@
   window.COMPANION_VIEWS.imperial = function (el, view, api) {
     const key = `${view.phase}:${view.turns_taken}:${view.to_move}:${(view.decision || {}).player || ""}`;
     if (key !== ui.key) {
-      ui.key = key;
-      ui.produce = null;
-      ui.imports = [];
-      ui.investNation = null;
-      ui.battle = { against: null, unit: "army", theirs: "army" };
-      ui.occupyOwner = null;
+      // picks made for this very step on this tablet before a reload come back; any other step starts afresh
+      const kept = api.kept ? api.kept("imperial-picks") : null;
+      Object.assign(ui, { produce: null, imports: [], investNation: null, battle: { against: null, unit: "army", theirs: "army" },
+        occupyOwner: null }, kept && kept.key === key ? kept : {}, { key });
     }
     const swiss = view.swiss_banks.length ? view.swiss_banks.join(", ") : "none";
     const root = h("div", { class: "imp" },
-      h("div", { class: "imp-top" },
+      h("div", { class: "imp-top" + (view.phase === "rondel" ? "" : " imp-acting") },
         h("section", { class: "imp-card imp-rondel", "aria-label": "rondel" }, rondel(view, api)),
         controls(view, api)),
       view.last.length ? h("ul", { class: "imp-last", "aria-label": "what just happened" }, view.last.map((l) => h("li", {}, l))) : null,
@@ -563,6 +566,10 @@
         h("p", { class: "imp-line" }, "Investor card: ", h("strong", {}, view.investor_card || "—"), " · Swiss banks: ", h("strong", {}, swiss)),
         h("div", { class: "imp-scroll" }, playersTable(view, api))),
       h("section", { class: "imp-card" }, h("h2", {}, "Table tools"), extras(view, api)));
+    // every pick (a tab, a stepper, a unit) is kept for this step, so that a reload does not lose it
+    const keep = () => { if (api.keep) api.keep("imperial-picks", ui); };
+    root.addEventListener("click", () => setTimeout(keep), true);
+    root.addEventListener("input", keep);
     el.replaceChildren(root);
   };
 })();

@@ -7,6 +7,7 @@
   var SVG = "http://www.w3.org/2000/svg";
   var seenView = null;
   var countsOpen = false;
+  var countsHere = null;   // the turn whose player's counts are being entered in the "New troops" panel
 
   function h(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -130,19 +131,22 @@
     return h("div", { "class": "rk-scoreboard" }, cards);
   }
 
-  function reinforcements(view, send) {
+  function reinforcements(view, send, rerender) {
     var r = view.reinforcements;
     var box = h("section", { "class": "rk-panel" }, h("h2", {}, "New troops for " + view.turn.player + (view.reinforcements_frozen ? " (taken)" : "")));
     if (!r) {
       box.appendChild(h("p", {}, "Enter territory and city counts (and a region bonus the map does not know) to see the troops."));
-      if (!view.over) {
+      var here = view.turn.number + ":" + view.turn.player;
+      if (!view.over && countsHere === here) {
+        // the player's counts right here, where the player tapped (the full editor is far below the turn's controls)
+        var me = view.players.filter(function (p) { return p.name === view.turn.player; })[0];
+        box.appendChild(sideForm(view, { name: me.name, data: me }, send, "rk-counts-here"));
+      } else if (!view.over) {
         box.appendChild(button("Enter " + view.turn.player + "'s counts", function () {
-          var counts = document.querySelector(".rk-counts");
-          if (!counts) return;
-          counts.open = true;
-          var mine = counts.querySelector("[data-side='" + view.turn.player.replace(/'/g, "\\'") + "'] input");
-          counts.scrollIntoView({ block: "start" });
-          if (mine) mine.focus();
+          countsHere = here;
+          rerender();
+          var first = document.querySelector(".rk-counts-here input");
+          if (first) first.focus({ preventScroll: true });
         }, { "class": "rk-btn rk-primary" }));
       }
       return box;
@@ -379,52 +383,56 @@
     // (the toggle event comes a task later: a redraw before it, from a choice made at once or a live update, would shut the box)
     box.firstChild.addEventListener("click", function () { countsOpen = !box.open; });
     box.addEventListener("toggle", function () { countsOpen = box.open; });
-    sides.forEach(function (side) {
-      var form = h("form", { "class": "rk-row", "data-side": side.name, onsubmit: function (ev) { ev.preventDefault(); } });
-      var d = side.data;
-      form.appendChild(h("strong", { "class": "rk-side" }, side.name === "neutral" ? "Neutral" : side.name));
-      form.appendChild(labelled("Territories", numberInput("territories", d.territories, 0, 30)));
-      form.appendChild(labelled("Cities", numberInput("cities", d.cities, 0, 9)));
-      form.appendChild(labelled("Troops", numberInput("troops", d.troops, 0)));
-      if (side.name !== "neutral") {
-        // Shows the typed number so a plain re-save keeps it; emptying the box clears it.
-        form.appendChild(labelled("Region bonus typed (empty: from the regions ticked)", numberInput("region_bonus", d.region_bonus_typed, 0)));
-        if (d.region_bonus_due) form.appendChild(h("p", { "class": "rk-due" }, "A region the typed bonus counted was lost: type the bonus again or tick the regions."));
-        var regionBoxes = Object.keys(view.regions).map(function (r) {
-          var on = d.regions && d.regions.indexOf(r) >= 0;
-          return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
-            // the map data lacks some printed bonuses: say so, and where the table can give the number instead
-            (view.regions[r].bonus === null ? " (bonus unknown: type the total above)" : " (+" + view.regions[r].bonus + ")")]);
-        });
-        form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Whole regions held")].concat(regionBoxes)));
-        var capitalBoxes = view.players.map(function (p) {
-          return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "capital_" + p.name, checked: d.capitals.indexOf(p.name) >= 0 }), " " + p.name + "'s capital"]);
-        });
-        form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Capitals held")].concat(capitalBoxes)));
-      }
-      if (view.variant === "command_post") form.appendChild(labelled("Lost-troop table", numberInput("lost", d.lost, 0)));
-      if (d.airfield) {
-        // The tracker can destroy only an airfield whose territory it knows; the table removes the rest.
-        form.appendChild(button("Remove " + side.name + "'s airfield" + (d.airfield.territory ? " in " + d.airfield.territory : " (no territory given)"),
-          function () { send({ type: "remove_airfield", player: side.name }); }, { "class": "rk-btn rk-remove-airfield" }));
-      }
-      form.appendChild(button("Save " + (side.name === "neutral" ? "neutral" : side.name), function () {
-        var action = { type: "set_counts", player: side.name };
-        ["territories", "cities", "troops"].forEach(function (k) { action[k] = readNumber(form, k); });
-        if (view.variant === "command_post") action.lost = readNumber(form, "lost") || 0;
-        if (side.name !== "neutral") {
-          // Sent only when changed: new ticks with an untouched number let the ticks count again.
-          var bonus = readNumber(form, "region_bonus");
-          if (bonus !== d.region_bonus_typed) action.region_bonus = bonus;
-          action.regions = Object.keys(view.regions).filter(function (r) { return checked(form, "region_" + r); });
-          action.capitals = view.players.map(function (p) { return p.name; }).filter(function (n) { return checked(form, "capital_" + n); });
-        }
-        send(action);
-      }, { "class": "rk-btn rk-primary" }));
-      box.appendChild(form);
-    });
+    sides.forEach(function (side) { box.appendChild(sideForm(view, side, send)); });
     box.appendChild(ownersEditor(view, send));
     return box;
+  }
+
+  /* One side's counts, regions, capitals (and lost troops, airfield) with its Save button. */
+  function sideForm(view, side, send, extraClass) {
+    var form = h("form", { "class": "rk-row" + (extraClass ? " " + extraClass : ""), "data-side": side.name,
+      onsubmit: function (ev) { ev.preventDefault(); } });
+    var d = side.data;
+    form.appendChild(h("strong", { "class": "rk-side" }, side.name === "neutral" ? "Neutral" : side.name));
+    form.appendChild(labelled("Territories", numberInput("territories", d.territories, 0, 30)));
+    form.appendChild(labelled("Cities", numberInput("cities", d.cities, 0, 9)));
+    form.appendChild(labelled("Troops", numberInput("troops", d.troops, 0)));
+    if (side.name !== "neutral") {
+      // Shows the typed number so a plain re-save keeps it; emptying the box clears it.
+      form.appendChild(labelled("Region bonus typed (empty: from the regions ticked)", numberInput("region_bonus", d.region_bonus_typed, 0)));
+      if (d.region_bonus_due) form.appendChild(h("p", { "class": "rk-due" }, "A region the typed bonus counted was lost: type the bonus again or tick the regions."));
+      var regionBoxes = Object.keys(view.regions).map(function (r) {
+        var on = d.regions && d.regions.indexOf(r) >= 0;
+        return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "region_" + r, checked: on }), " " + r +
+          // the map data lacks some printed bonuses: say so, and where the table can give the number instead
+          (view.regions[r].bonus === null ? " (bonus unknown: type the total above)" : " (+" + view.regions[r].bonus + ")")]);
+      });
+      form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Whole regions held")].concat(regionBoxes)));
+      var capitalBoxes = view.players.map(function (p) {
+        return h("label", { "class": "rk-check" }, [h("input", { type: "checkbox", name: "capital_" + p.name, checked: d.capitals.indexOf(p.name) >= 0 }), " " + p.name + "'s capital"]);
+      });
+      form.appendChild(h("fieldset", { "class": "rk-regions" }, [h("legend", {}, "Capitals held")].concat(capitalBoxes)));
+    }
+    if (view.variant === "command_post") form.appendChild(labelled("Lost-troop table", numberInput("lost", d.lost, 0)));
+    if (d.airfield) {
+      // The tracker can destroy only an airfield whose territory it knows; the table removes the rest.
+      form.appendChild(button("Remove " + side.name + "'s airfield" + (d.airfield.territory ? " in " + d.airfield.territory : " (no territory given)"),
+        function () { send({ type: "remove_airfield", player: side.name }); }, { "class": "rk-btn rk-remove-airfield" }));
+    }
+    form.appendChild(button("Save " + (side.name === "neutral" ? "neutral" : side.name), function () {
+      var action = { type: "set_counts", player: side.name };
+      ["territories", "cities", "troops"].forEach(function (k) { action[k] = readNumber(form, k); });
+      if (view.variant === "command_post") action.lost = readNumber(form, "lost") || 0;
+      if (side.name !== "neutral") {
+        // Sent only when changed: new ticks with an untouched number let the ticks count again.
+        var bonus = readNumber(form, "region_bonus");
+        if (bonus !== d.region_bonus_typed) action.region_bonus = bonus;
+        action.regions = Object.keys(view.regions).filter(function (r) { return checked(form, "region_" + r); });
+        action.capitals = view.players.map(function (p) { return p.name; }).filter(function (n) { return checked(form, "capital_" + n); });
+      }
+      send(action);
+    }, { "class": "rk-btn rk-primary" }));
+    return form;
   }
 
   function ownersEditor(view, send) {
@@ -460,10 +468,11 @@
       h("p", { "class": "rk-message", role: "status" }, view.message)
     ]);
     root.appendChild(header);
-    if (view.over) root.appendChild(h("p", { "class": "rk-winner" }, "\uD83C\uDFC6 " + view.winner + " wins"));
+    // (a star, not an emoji trophy: a Chromium without an emoji font draws that as an empty box)
+    if (view.over) root.appendChild(h("p", { "class": "rk-winner" }, "\u2605 " + view.winner + " wins"));
     var main = h("div", { "class": "rk-columns" });
     if (view.variant === "command_post") main.appendChild(commandPost(view, api, send));
-    main.appendChild(reinforcements(view, send));
+    main.appendChild(reinforcements(view, send, function () { render(el, view, api); }));
     if (!view.over) main.appendChild(view.attack ? battlePanel(view, api, send) : attackForm(view, send));
     if (view.last_battle && !view.attack) {
       var lb = view.last_battle;

@@ -361,6 +361,10 @@ class Measurement:
 # (relative, on the change the candidate predicts), and a floor for the rest that ratio leaves out
 RATIO_INERTIA_REL = 0.2
 RATIO_FLOOR = 0.002
+# ... but a rest read at a candidate's ω is no surer than an ω known to 1 %: at 0.4 % a placement judged 0.35 s into
+# a 1.5 Hz swing was read a holder off at 0.9999, and read at the ratio's 0.25 % a beat's rest drifted 3-4σ off
+# over a 10 SPS look (our seed 43004), the swing's best ω 0.13 % above the arm's
+REST_REL = 0.01
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
 
@@ -406,10 +410,12 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
             return _wide_swing_likelihood(c, m, omega, rel, shift)
         tau1, var1, _ = m.fan.at(omega)
         # the candidate's ω is a prediction, known to rel: where the rest depends on ω strongly (a short
-        # look at a slow swing) that is the torque's uncertainty too, and against the ω the swing itself shows
-        # it counts only beyond it (a big swing reads a little fast through sin θ; a real pendulum slows)
+        # look at a slow swing) that is the torque's uncertainty too — never less than REST_REL, however well the
+        # swing before says ω, since the fit's own best ω sits a little off the arm's (a hand's tail, a damping a
+        # little off) — and against the ω the swing itself shows it counts only beyond it (a big swing reads a
+        # little fast through sin θ; a real pendulum slows)
         var_pred = (omega * rel) ** 2
-        var1 += (m.fan.slope(omega) * rel) ** 2
+        var1 += (m.fan.slope(omega) * max(rel, REST_REL)) ** 2
         seen, var_seen = m.fan.frequency(FREQ_TEMPER)
         if math.isfinite(var_seen):
             freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)

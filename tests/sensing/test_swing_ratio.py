@@ -104,3 +104,21 @@ def test_the_follower_measures_the_swing_of_the_spell_before_a_hand_comes(hz):
     # well under the per cent the prediction is known to, and honest about it
     assert math.sqrt(var) < 0.004
     assert abs(math.log(omega / truth)) < 4 * math.sqrt(var) + 0.001
+
+
+def test_a_rest_read_at_the_ratios_frequency_is_no_surer_than_an_omega_known_to_a_per_cent():
+    # a short look at a slow swing: the rest moves 40 g·mm for each per cent of ω, and it reads right a per cent
+    # away from the ω the swing before says (a hand's tail in the fit, a damping a little off); that swing is known
+    # to 0.05 %, so the ratio alone would say ω to a quarter of a per cent
+    from companion.sensing.inference import log_likelihood
+    _, m, truth, load = _two_like_moves(1.0, (1.0, 0.0005 ** 2))
+    omega, rel = swing_after(truth, m, load)
+    assert rel < 0.003
+    slope = 4000.0        # g·mm per unit of ln ω
+    rest = m.tau0 + truth.mean_t
+    right_at = omega * 1.01
+    taus = tuple(rest + slope * math.log(w / right_at) for w in m.fan.omegas)
+    off = replace(m, fan=replace(m.fan, taus=taus, tau_vars=(4.0,) * len(taus)))
+    _, d2 = log_likelihood(truth, off, 0.0, load)
+    # read at the ratio's own σ the 40 g·mm would be 4σ off; at a per cent, 1σ
+    assert d2 < 4.0

@@ -206,6 +206,23 @@ def tables(tmp_path):
         t.close()
 
 
+RISK_PAIR = {"players": ["Ann", "Bob"], "capitals": {"Ann": "Germany", "Bob": "Poland"}}   # a Risk game for two
+
+
+def win_risk(host) -> tuple[str, str]:
+    """The host's Risk game of RISK_PAIR played to its end: the player to move takes the other's last territory.
+    (winner, loser)."""
+    who = host.snapshot()["view"]["turn"]["player"]
+    loser = "Bob" if who == "Ann" else "Ann"
+    own, their = ("Germany", "Poland") if who == "Ann" else ("Poland", "Germany")
+    host.act({"type": "set_counts", "player": who, "territories": 12})
+    host.act({"type": "set_counts", "player": loser, "territories": 1})
+    host.act({"type": "attack", "defender": loser, "attackers": 5, "defenders": 1, "from": own, "to": their})
+    host.act({"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]})
+    assert host.snapshot()["view"]["over"]
+    return who, loser
+
+
 def board_for(broker):
     """A started HallBoard of HALL on this broker, quick to reconnect."""
     from companion.mqtt.hall import HallBoard

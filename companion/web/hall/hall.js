@@ -44,12 +44,12 @@
     const badge = { online: "online", offline: "offline", unknown: "no status" }[online];
     const won = (t.over && t.winners) || [];
     const scores = el("table", { class: "scores" },
-      (t.scores || []).map((s) => el("tr", { class: t.to_move && s.name === t.to_move ? "turn" : null },
+      (t.scores || []).map((s) => el("tr", { class: t.to_move && s.name === t.to_move ? "hall-turn" : null },
         // the score alone can point the wrong way (a tip decides Balance Duels): mark who won, as the table page does
         el("td", {}, s.name, won.includes(s.name) ? el("b", { class: "won" }, " · won") : null),
         el("td", { class: "num" }, fmt(s.score)))));
     const parts = [
-      el("div", { class: "hall-head" }, el("h2", {}, t.name || t.table), el("span", { class: "hall-badge " + online }, badge)),
+      el("div", { class: "hall-head" }, el("h2", {}, t.name || t.table), el("span", { class: "hall-badge hall-" + online }, badge)),
       el("div", { class: "hall-game" }, t.title || "no game yet"),
       t.over ? el("div", { class: "hall-result" }, result(t)) : null,
       el("div", { class: "hall-message" }, t.message || ""),
@@ -63,7 +63,8 @@
         b.tipped ? el("span", { class: "hall-tipped" }, (b.tipped_by || "someone") + " tipped the arm") : null));
     }
     parts.push(el("div", { class: "small" }, "table " + t.table + " · updated " + ago(t.updated_s_ago + extra)));
-    return el("article", { class: "card hall-card " + online + (t.over ? " over" : ""), "data-table": t.table }, parts);
+    // hall- class names: the table page's style.css has its own .offline (a banner) and .turn (a pill)
+    return el("article", { class: "card hall-card hall-" + online + (t.over ? " hall-over" : ""), "data-table": t.table }, parts);
   }
 
   function take(data, whole) {

@@ -607,7 +607,7 @@ def test_the_round_is_the_regions_round_closed_by_the_evaluation():
     # every region has acted: the evaluation is the round's end, still round 1
     assert state["phase"] == "evaluation" and gp.view(state)["turn"]["round"] == 1
     state = gp.act(state, {"type": "evaluate", "un_order": ["Red", "Yellow", "Blue"]})
-    # the player who would have been next without the evaluation goes on, in round 2
+    # round 2 picks the seating up where the evaluation broke in: Blue, after Yellow
     turn = gp.view(state)["turn"]
     assert (turn["player"], turn["round"], turn["number"]) == ("Blue", 2, 6)
     assert state["evaluations"] == 1

@@ -3,7 +3,8 @@ PYTHON ?= python3
 PORT ?= 8080
 # make test runs the suite across the cores (pytest-xdist): 3 workers on a 2-core machine keep both cores busy
 # while some tests wait on daemons, browsers and sockets; --dist loadfile keeps each test file on one worker,
-# so a module's browser, daemon and broker fixtures start once, as they do in a serial run
+# so a module's browser, daemon and broker fixtures start once, as they do in a serial run; the files go out in the
+# order tests/conftest.py gives them, the long ones first, so that none starts last and holds up the end
 TEST_WORKERS ?= 3
 TEST_DIST ?= loadfile
 HOST ?= 127.0.0.1
@@ -31,7 +32,7 @@ run: $(STAMP)
 # environment with PYTHONDONTWRITEBYTECODE would otherwise compile it afresh each time (cached bytecode is still read)
 test: $(STAMP) browser mosquitto
 	$(BIN)/python -m compileall -q -j 0 companion
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) --no-loadscope-reorder --durations=25
 
 # The MQTT tests (tests/mqtt) run a real Mosquitto broker from Debian's packages: installed when missing.
 mosquitto:

@@ -158,9 +158,12 @@ def new(options: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- helpers
 
 
-def _begin_turn(state: dict[str, Any], player: str, number: int) -> None:
+def _begin_turn(state: dict[str, Any], player: str, number: int, round_: int) -> None:
     state["turn"] = {
-        "number": number,
+        "number": number,      # turns played in all, this one included (each party's turn counts one)
+        # The game goes in rounds of the regions: each ends in an evaluation once every region has acted
+        # (cards, markers and the dominance marker go by it), so that is the count the table keeps.
+        "round": round_,
         "player": player,
         "started": False,
         "region": None,
@@ -304,7 +307,7 @@ def _start(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         first = _first_by_roll(state, action) if _weakest(state) is None else _weakest(state)
     first = party(state, first, "first")
     state["phase"] = "play"
-    _begin_turn(state, first, 1)
+    _begin_turn(state, first, 1, 1)
     _check_dominance(state)
 
 
@@ -385,7 +388,7 @@ def _end_turn(state: dict[str, Any], action: Mapping[str, Any]) -> None:
         state["phase"] = "evaluation"
         state["next_player"] = following
         return
-    _begin_turn(state, following, turn["number"] + 1)
+    _begin_turn(state, following, turn["number"] + 1, turn["round"])
 
 
 def _sources(state: Mapping[str, Any], action: Mapping[str, Any], key: str, who: str, need: int) -> dict[str, int]:
@@ -467,7 +470,8 @@ def _evaluate(state: dict[str, Any], action: Mapping[str, Any]) -> None:
     state["dominance"] = max(1, state["dominance"] - 1)
     state["phase"] = "play"
     state["un_intervention_open"] = state["extended"]
-    _begin_turn(state, state["next_player"], state["turn"]["number"] + 1)
+    # the evaluation closes the round; the seating goes on where it stopped
+    _begin_turn(state, state["next_player"], state["turn"]["number"] + 1, state["turn"]["round"] + 1)
     state["next_player"] = None
     _check_dominance(state)
 
@@ -698,6 +702,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         "supply_total": dict(SUPPLY),
         "turn": None if turn is None else {
             "number": turn["number"],
+            "round": turn["round"],
             "player": turn["player"],
             "started": turn["started"],
             "region": turn["region"],

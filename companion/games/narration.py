@@ -161,7 +161,10 @@ def _risk(before, action, after) -> str:
     if kind == "end_turn":
         if after["winner"] is not None:
             return f"{player} ended the turn and won: {after['win_reason']}"
-        return f"{player} ended turn {before['turn']['number']}; {after['turn']['player']} is next"
+        following = after["turn"]
+        if following["round"] != before["turn"]["round"]:
+            return f"{player} ended the turn; {following['player']} opens round {following['round']}"
+        return f"{player} ended the turn; {following['player']} is next"
     return f"{player}: {_kind(kind, 'risk')}"
 
 

@@ -604,6 +604,7 @@ def view(state: Mapping[str, Any]) -> dict[str, Any]:
         },
         "turn": {
             "number": turn["number"],
+            "round": turn["round"],
             "player": player,
             "phase": turn["phase"],
             "phase_label": PHASE_LABELS[turn["phase"]],

@@ -48,7 +48,10 @@ def _start_phase(state: Mapping[str, Any]) -> str:
 
 def _new_turn(number: int, player: str) -> dict[str, Any]:
     return {
-        "number": number,
+        "number": number,      # turns played in all, this one included (each player's turn counts one)
+        # The two players take turns in strict alternation (a player left with no territory ends the
+        # game), so every second turn opens a round: the count the table says aloud.
+        "round": (number + 1) // 2,
         "player": player,
         "phase": "reinforce",
         "reinforcements": None,

@@ -41,7 +41,7 @@ MAX_PAYLOAD = 64 * 1024
 # cut (with "…") rather than refused, so a table with a long message still shows; what goes past a bound is counted
 # and shown in /api/tables under "dropped".
 MAX_TEXT = 120          # name, game, title, message, to_move; a player's name
-MAX_SCORES = 16         # players on one card
+MAX_SCORES = 16         # players on one card (and winners)
 MAX_BALANCE_KEYS = 16   # Balance Duels' torque/margin/tip fields
 MAX_TABLES = 64         # cards in one hall; past it the least useful table goes (see _make_room)
 # tables gone (cleared or pushed out) remembered for the pages' changes; a page further behind gets the whole list
@@ -158,6 +158,7 @@ class HallBoard:
             "message": state.get("message"),
             "to_move": state.get("to_move"),
             "over": state.get("over", False),
+            "winners": state.get("winners"),
             "scores": state.get("scores", []),
             "balance": state.get("balance"),
             "seq": state.get("seq"),
@@ -253,6 +254,15 @@ class HallBoard:
                 score = item.get("score")
                 ok = isinstance(score, (int, float)) and not isinstance(score, bool)
                 scores.append({"name": bounded(item["name"]), "score": score if ok else None})
+        over = data.get("over") is True
+        # who won, by name ([] before the end and for a draw); None from a table whose state does not say (older
+        # software), so that the page does not call its finished game a draw
+        winners = None
+        raw_winners = data.get("winners")
+        if isinstance(raw_winners, list):
+            named = [w for w in raw_winners if isinstance(w, str) and w] if over else []
+            extra_scores += max(0, len(named) - MAX_SCORES)
+            winners = [bounded(w) for w in named[:MAX_SCORES]]
         balance = data.get("balance")
         if isinstance(balance, Mapping):
             kept = {}
@@ -272,7 +282,7 @@ class HallBoard:
         seq = data.get("seq")
         state = {
             "name": text("name"), "game": text("game"), "title": text("title"), "message": text("message"),
-            "to_move": text("to_move"), "over": data.get("over") is True, "scores": scores,
+            "to_move": text("to_move"), "over": over, "winners": winners, "scores": scores,
             "balance": balance if isinstance(balance, dict) else None,
             "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
         }

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
+from companion.sensing.swing import G_MM_S2
 from companion.sensing.fit import FitCheck, NOISE_DOF, chi2_sf, f_sf, judged, mixed
 
 SQRT2 = math.sqrt(2.0)
@@ -323,6 +324,11 @@ class Measurement:
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
+    # how far along the arm a hand may touch (mm): where a touch no holder explains may have fallen
+    span_mm: float = field(default=300.0, compare=False, repr=False)
+    # the arm's own ω over the settled spell before the change (rad/s) and the variance of its log, or (): each
+    # candidate's ω after is that one as its inertia changes it (`swing_after`)
+    swing_before: tuple = field(default=(), compare=False, repr=False)
     # the swing the rest was read from, for checking the fit (fit.py): its samples, the single best fit's residual
     # sum of squares (the fan holds one per frequency), and the accelerometer's per-sample variance as assumed
     swing_n: int = field(default=0, compare=False, repr=False)
@@ -338,6 +344,7 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
+                           span_mm=later.span_mm, swing_before=self.swing_before,
                            swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2)
 
     def to_dict(self) -> dict:
@@ -350,8 +357,43 @@ class Measurement:
         }
 
 
+# a candidate's ω from the swing measured before it (swing_after): how well κ·g / ω² gives the inertia that swings
+# (relative, on the change the candidate predicts), and a floor for the rest that ratio leaves out
+RATIO_INERTIA_REL = 0.2
+RATIO_FLOOR = 0.002
+# ... but a rest read at a candidate's ω is no surer than an ω known to 1 %: at 0.4 % a placement judged 0.35 s into
+# a 1.5 Hz swing was read a holder off at 0.9999, and read at the ratio's 0.25 % a beat's rest drifted 3-4σ off
+# over a 10 SPS look (our seed 43004), the swing's best ω 0.13 % above the arm's
+REST_REL = 0.01
 FREQ_TEMPER = 2.0    # the swing's residuals are not white noise (hand tails, a model a little off): trust them less
 WIDE_REL = 0.03      # a predicted ω known worse than this (an arm whose swing is not measured yet): see follower.py
+
+
+def swing_after(c: Candidate, m: Measurement, load: float) -> tuple[float, float]:
+    """(ω, its relative σ) the arm would swing at after `c`, from pawns of Σ m·x² `load` before it.
+
+    The follower's prediction (`m.swing`: the arm's physics times what it has learned) knows ω only to its
+    rel_sigma — a per cent or more, as much as like pawns' moves differ by. The swing just before the change was
+    measured, often to a tenth of that (`m.swing_before`), and a change alters ω only through the inertia it adds:
+    ω² = κ·g / I, so ω after = ω before · √(I / (I + ΔI)) with I = κ·g / ω² itself — the ratio needs neither the
+    empty arm's inertia nor the learned scale. What it leaves out is put in its σ: how far κ·g / ω² stands for the
+    swinging inertia (a loaded arm's pawns above the pivot make it less stiff), and the rest (the rest angle's pull
+    on the stiffness, a big swing's nonlinearity). A measurement the prediction disowns (beyond 3σ of both) is
+    not used: a swing fitted in the wrong minimum must not make every candidate sure of a wrong ω."""
+    omega, rel = m.swing.at(load + c.d_inertia)[0], m.swing.rel_sigma
+    if not m.swing_before:
+        return omega, rel
+    before, var_before = m.swing_before
+    ln_off = math.log(before / m.swing.at(load)[0])
+    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
+        return omega, rel
+    # (a loaded arm's stiffness, and how much of m·x² a pawn adds, as calibrated or learned)
+    inertia = m.swing.swing.inertia_at(before, m.swing.mass_g)
+    change = -0.5 * math.log(max(0.05, 1.0 + m.swing.swing.growth * c.d_inertia / inertia))
+    rel_after = math.sqrt(var_before + (RATIO_INERTIA_REL * change) ** 2 + RATIO_FLOOR ** 2)
+    if rel_after >= rel:
+        return omega, rel
+    return before * math.exp(change), rel_after
 
 
 def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
@@ -364,15 +406,17 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     """
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
-        omega = m.swing.at(load + c.d_inertia)[0]
-        if m.swing.rel_sigma > WIDE_REL:
-            return _wide_swing_likelihood(c, m, omega, shift)
+        omega, rel = swing_after(c, m, load)
+        if rel > WIDE_REL:
+            return _wide_swing_likelihood(c, m, omega, rel, shift)
         tau1, var1, _ = m.fan.at(omega)
-        # the candidate's ω is a prediction, known to rel_sigma: where the rest depends on ω strongly (a short
-        # look at a slow swing) that is the torque's uncertainty too, and against the ω the swing itself shows
-        # it counts only beyond it (a big swing reads a little fast through sin θ; a real pendulum slows)
-        var_pred = (omega * m.swing.rel_sigma) ** 2
-        var1 += (m.fan.slope(omega) * m.swing.rel_sigma) ** 2
+        # the candidate's ω is a prediction, known to rel: where the rest depends on ω strongly (a short
+        # look at a slow swing) that is the torque's uncertainty too — never less than REST_REL, however well the
+        # swing before says ω, since the fit's own best ω sits a little off the arm's (a hand's tail, a damping a
+        # little off) — and against the ω the swing itself shows it counts only beyond it (a big swing reads a
+        # little fast through sin θ; a real pendulum slows)
+        var_pred = (omega * rel) ** 2
+        var1 += (m.fan.slope(omega) * max(rel, REST_REL)) ** 2
         seen, var_seen = m.fan.frequency(FREQ_TEMPER)
         if math.isfinite(var_seen):
             freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
@@ -405,20 +449,21 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
     return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
 
 
-def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, shift: float) -> tuple[float, float]:
+def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, rel: float,
+                           shift: float) -> tuple[float, float]:
     """As log_likelihood, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
     the ω the prediction and the swing itself agree on, with the uncertainty that leaves — over a short look
     that is wide, and the candidates wait for more swing rather than be read at a frequency the arm lacks."""
-    post, var_post, freq_ll = _posterior_omega(m, omega)
+    post, var_post, freq_ll = _posterior_omega(m, omega, rel)
     tau1, var1, _ = m.fan.at(post)
     var1 += m.fan.slope(post) ** 2 * var_post / (post * post)
     return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
 
 
-def _posterior_omega(m: Measurement, omega: float) -> tuple[float, float, float]:
-    """(ω, its variance, the log-likelihood of the swing's own ω) where the predicted ω, known only roughly, and
-    the ω the swing shows agree."""
-    var_pred = (omega * m.swing.rel_sigma) ** 2
+def _posterior_omega(m: Measurement, omega: float, rel: float) -> tuple[float, float, float]:
+    """(ω, its variance, the log-likelihood of the swing's own ω) where the predicted ω, known only roughly (to
+    `rel`), and the ω the swing shows agree."""
+    var_pred = (omega * rel) ** 2
     seen, var_seen = m.fan.frequency(FREQ_TEMPER)
     if math.isfinite(var_seen) and var_seen > 0:
         post = (omega * var_seen + seen * var_pred) / (var_seen + var_pred)
@@ -440,9 +485,9 @@ def fit_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | None 
         rss = m.swing_rss
         if m.fan is not None and load is not None:
             # the residuals at the frequency this account's rest was read at
-            omega = m.swing.at(load + c.d_inertia)[0]
-            if m.swing.rel_sigma > WIDE_REL:
-                omega = _posterior_omega(m, omega)[0]
+            omega, rel = swing_after(c, m, load)
+            if rel > WIDE_REL:
+                omega = _posterior_omega(m, omega, rel)[0]
             rss = m.fan.at(omega)[2]
         if math.isfinite(rss):
             n = m.swing_n - 3
@@ -471,14 +516,14 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     from companion.sensing.touches import loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
-    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale)
+    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm)
     if not m.other_touches:
         return ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
     terms, weights = [ll], [0.0]
     for lw, touches, by_size in m.other_touches:
         mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
-        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale))
+        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm))
         weights.append(lw)
     return _logsumexp(terms) - _logsumexp(weights)
 

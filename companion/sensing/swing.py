@@ -246,24 +246,39 @@ def measure_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: 
     flat = sum((s - mean) ** 2 for s in ss)
     if flat - best.rms * best.rms * max(1, best.n - 3) < 25.0 * max(noise, best.rms) ** 2:
         return None
-    noise2 = max(noise, best.rms) ** 2
-
-    def rss(w: float, z: float) -> float | None:
-        f = fit_swing(ts, ss, w, min(0.95, z), noise=0.0)
-        return None if f is None else f.rms * f.rms * max(1, f.n - 3)
-
-    def spread(at, step: float) -> float | None:
-        lo, mid, hi = at(-step), at(0.0), at(step)
-        if lo is None or mid is None or hi is None:
-            return None
-        curve = (lo + hi - 2 * mid) / (step * step)      # rss ≈ (curve / 2)·(x - x̂)² + c
-        return None if not curve > 0 else 2 * noise2 * temper / curve
-
-    var_w = spread(lambda d: rss(best.omega + d, best.zeta), 0.01 * best.omega)
-    var_z = spread(lambda d: rss(best.omega, best.zeta * math.exp(d)), 0.1) if best.zeta > 1e-4 else None
+    var_w = _spread(ts, ss, best, noise, temper, lambda d: (best.omega + d, best.zeta), 0.01 * best.omega)
+    var_z = (_spread(ts, ss, best, noise, temper, lambda d: (best.omega, best.zeta * math.exp(d)), 0.1)
+             if best.zeta > 1e-4 else None)
     if var_w is None:
         return None
     return SwingMeasurement(best.omega, var_w, best.zeta, math.inf if var_z is None else var_z, best)
+
+
+def frequency_variance(ts: Sequence[float], ss: Sequence[float], fit: SwingFit, *, noise: float,
+                       temper: float = 2.0) -> float | None:
+    """How well a swing shows its ω, the fit being its best (ω, ζ): the variance of ω from the residuals' curvature
+    about it, as measure_swing reads it. None when they do not curve about it (no minimum there)."""
+    if len(ts) < 3 * MIN_SAMPLES:
+        return None
+    return _spread(ts, ss, fit, noise, temper, lambda d: (fit.omega + d, fit.zeta), 0.01 * fit.omega)
+
+
+def _spread(ts: Sequence[float], ss: Sequence[float], best: SwingFit, noise: float, temper: float, at,
+            step: float) -> float | None:
+    """The variance of a parameter the fit `best` is the least-squares minimum of: `at(d)` gives (ω, ζ) with the
+    parameter moved by d; the residual rising by `temper` times the per-sample noise for each unit of √variance."""
+    noise2 = max(noise, best.rms) ** 2
+
+    def rss(d: float) -> float | None:
+        w, z = at(d)
+        f = fit_swing(ts, ss, w, min(0.95, z), noise=0.0)
+        return None if f is None else f.rms * f.rms * max(1, f.n - 3)
+
+    lo, mid, hi = rss(-step), rss(0.0), rss(step)
+    if lo is None or mid is None or hi is None:
+        return None
+    curve = (lo + hi - 2 * mid) / (step * step)      # rss ≈ (curve / 2)·(x - x̂)² + c
+    return None if not curve > 0 else 2 * noise2 * temper / curve
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ the touches they would have taken.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from dataclasses import dataclass
 from operator import mul
@@ -37,6 +38,10 @@ MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samp
 # placed 80 mm off at σ 13 mm, the check's σ 70 mm)
 WEAK_CHECK_MM = 25.0
 WEAK_CHECK_SHARE = 0.7
+# a touch found that no hand made at a holder (a tremor's dip in a noisy press, a re-press between holders): this
+# share of the pieces of a gesture found in more pieces than its touches, anywhere along the arm's span
+STRAY_SHARE = 0.1
+SPAN_MM = 300.0
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -635,17 +640,22 @@ def combined(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
-           miscount: float = math.log(0.25), floor: float = -8.0, scale: float = 1.0) -> float:
+           miscount: float = math.log(0.25), floor: float = -8.0, scale: float = 1.0,
+           span_mm: float = SPAN_MM) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
     Touches that said nothing count for nothing. A count that differs costs `miscount` (a move made in one
-    gesture, two touches the weight could not tell apart, a touch that changed nothing) and says nothing of
-    where: a place fitted to two touches at once is neither's."""
+    gesture, two touches the weight could not tell apart, a touch that changed nothing). Fewer touches than
+    expected say nothing of where: a place fitted to two touches at once is neither's. More touches than
+    expected are one touch found in pieces (a hand that pressed twice to seat a pawn, a dip in a noisy press):
+    `fragments` judges where each piece fell."""
     if not touches or not expected:
         return 0.0
     if len(touches) != len(expected):
-        return miscount
+        if len(touches) < len(expected):
+            return miscount
+        return miscount + fragments(touches, expected, jitter_mm=jitter_mm, scale=scale, span_mm=span_mm)
     off = misfit(touches, expected, jitter_mm=jitter_mm, scale=scale)
     if off is None:
         return 0.0
@@ -672,3 +682,32 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     if solved is None:
         return None
     return sum(a * b for a, b in zip(r, solved[0])), len(idx)
+
+
+def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
+              scale: float = 1.0, span_mm: float = SPAN_MM, stray: float = STRAY_SHARE) -> float:
+    """Where more touches than `expected` fell, on loglik's scale (0: every touch where expected, to the mm).
+
+    Each expected touch may have come in several pieces, one after another, and the pieces in time order are
+    split among the expected touches in order (a lift's pieces, then the put-down's); every way to split them is
+    as likely beforehand. Each piece may also be none of them: a share `stray` of the pieces are a hand's tremor
+    or a re-press anywhere along the arm (`span_mm`), whose density there is uniform — which is what keeps one
+    piece found confidently astray from ruling out every candidate. Pieces are judged each by its own σ (the
+    covariance between pieces of one touch says how they share an error, not which holder)."""
+    k = len(expected)
+    c2 = scale * scale
+    j2 = jitter_mm * jitter_mm
+    said = [(t.x, c2 * t.sigma * t.sigma + j2) for t in touches
+            if t.x is not None and math.isfinite(t.sigma) and t.sigma > 0]
+    n = len(said)
+    if n < k or k == 0:
+        return 0.0
+    # each piece at each expected touch: log of (near it, or astray) on the scale of a miss of 0 at 0
+    at = [[math.log((1.0 - stray) * math.exp(-0.5 * (x - e) ** 2 / v) + stray * math.sqrt(2 * math.pi * v) / span_mm)
+           for e in expected] for x, v in said]
+    terms = []
+    for cuts in itertools.combinations(range(1, n), k - 1):
+        bounds = (0, *cuts, n)
+        terms.append(sum(at[i][g] for g in range(k) for i in range(bounds[g], bounds[g + 1])))
+    top = max(terms)
+    return top + math.log(sum(math.exp(t - top) for t in terms) / len(terms))

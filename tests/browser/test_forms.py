@@ -319,7 +319,7 @@ def test_an_error_goes_when_another_tablet_changes_the_game(browser, table):
         page.wait_for_selector("text=Save Bob")
         assert page.locator(".tap-error").count() == 1
         table.act({"type": "end_turn"})           # the next player's turn, from the button panel or another tablet
-        page.wait_for_selector(".gp-turn:has-text('Turn 2')", timeout=3000)
+        page.wait_for_selector(".gp-turn:has-text(\"Bob's turn\")", timeout=3000)
         assert page.locator(".tap-error").count() == 0
     finally:
         context.close()

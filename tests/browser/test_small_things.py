@@ -199,15 +199,35 @@ def test_balance_of_power_gives_the_next_player_a_fresh_choice_and_counts_rounds
     assert page.errors == []
 
 
-def test_global_powers_set_up_is_everyones_turn(phone, table):
-    page = phone
+@pytest.mark.parametrize("size", ["tablet", "phone"])
+def test_global_powers_set_up_and_evaluation_are_everyones_turn_and_rounds_go_by_the_regions(request, table, size):
+    page = at(request, size)
     table.new_game("global_powers", {"players": ["Ann", "Ben", "Cy"]})
     open_page(page, table)
     page.get_by_role("button", name="Reveal offers").wait_for(timeout=5000)
-    turn = page.locator("#turn")
+    turn, header = page.locator("#turn"), page.locator(".gp-turn")
     assert turn.is_visible() and turn.inner_text().endswith("Everyone's turn")
     assert page.locator("#turn .swatch").all_inner_texts() == ["A", "B", "C"]   # each player's mark
-    shot(page, "small-global-powers-set-up")
+    assert header.inner_text().startswith("Set-up · ")
+    if size == "phone":
+        shot(page, "small-global-powers-set-up")
+    # two regions held, the rest empty (skipped): the round ends once both have acted
+    table.act({"type": "set_region", "region": "Europe", "politicians": {"Ann": 2}})
+    table.act({"type": "set_region", "region": "Russia", "politicians": {"Ben": 2}})
+    table.act({"type": "start", "first": "Ann"})
+    wait_for_js(page, "document.querySelector('.gp-turn') && document.querySelector('.gp-turn').textContent"
+                      ".startsWith(\"Round 1 · Ann's turn · 2 regions still to act\")", timeout=5000)
+    for region in ("Europe", "Russia"):
+        table.act({"type": "activate", "region": region})
+        table.act({"type": "end_turn"})
+    # the evaluation closes round 1, and the whole table does it
+    wait_for_js(page, "document.querySelector('.gp-turn').textContent.startsWith('Round 1 · evaluation 1 · ')", timeout=5000)
+    assert turn.inner_text().endswith("Everyone's turn"), turn.inner_text()
+    table.act({"type": "evaluate", "un_order": ["Cy", "Ann", "Ben"]})
+    # round 2, with the player who came next before the evaluation
+    wait_for_js(page, "document.querySelector('.gp-turn').textContent.startsWith(\"Round 2 · Cy's turn · \")", timeout=5000)
+    assert turn.inner_text().endswith("Cy's turn")
+    shot(page, "small-global-powers-round")
     assert page.errors == []
 
 
@@ -218,6 +238,7 @@ def test_risk_counts_are_entered_where_the_player_taps(request, table, size):
     open_page(page, table)
     enter = page.get_by_role("button", name="Enter Anna's counts")
     enter.wait_for(timeout=5000)
+    assert page.locator(".rk-turn").inner_text() == "Round 1 · Anna's turn · raising troops"
     enter.scroll_into_view_if_needed()
     before = page.evaluate("window.scrollY")
     enter.click()
@@ -235,6 +256,13 @@ def test_risk_counts_are_entered_where_the_player_taps(request, table, size):
     take = page.get_by_role("button", name=re.compile(r"Take \d+ troops"))
     take.wait_for(timeout=5000)
     take.scroll_into_view_if_needed()
+    # a turn each, and the header counts one round, not two turns
+    table.act({"type": "end_turn"})
+    table.act({"type": "end_turn"})
+    wait_for_js(page, "document.querySelector('.rk-turn').textContent === \"Round 2 · Anna's turn · raising troops\"",
+                timeout=5000)
+    page.evaluate("window.scrollTo(0, 0)")
+    shot(page, "small-risk-round")
     assert page.errors == []
 
 
@@ -379,3 +407,21 @@ def test_the_page_explains_itself_on_a_portrait_tablet(portrait, table):
     page.locator(".bd-move").first.wait_for(timeout=5000)
     assert page.evaluate(boxes) == before
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 360])
+def test_the_toolbar_on_a_phone_keeps_each_label_on_one_line_and_the_page_its_width(browser, table, width):
+    """Four buttons and the connection badge do not fit a phone's row: the buttons used to break their words onto
+    two lines, and on a 360 px phone the row still ran 19 px past the screen."""
+    table.new_game("balance_duels", {"players": 2})
+    context, page = unlocked(browser, table, {"width": width, "height": 780})
+    try:
+        open_page(page, table)
+        heights = page.evaluate("""() => ['btn-undo', 'btn-new', 'btn-history', 'btn-cal'].map((id) =>
+          [id, Math.round(document.getElementById(id).getBoundingClientRect().height)])""")
+        assert all(h <= 45 for _, h in heights), f"a label broke onto two lines: {heights}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        right = page.evaluate("Math.max(...[...document.querySelectorAll('.top-actions > *')].map((e) => e.getBoundingClientRect().right))")
+        assert right <= width, f"the toolbar reaches {right:.0f} px on a {width} px screen"
+    finally:
+        context.close()

@@ -11,6 +11,8 @@ from companion.games import balance_duels as bd
 from companion.games import balance_physics as bp
 from companion.simulation.table import SimulatedTable
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 MODEL = bd.load_model("A")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

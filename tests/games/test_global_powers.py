@@ -591,6 +591,36 @@ def test_evaluation_and_un_step():
     assert gp.scores(state)["Red"] == 8 + 2 * 2
 
 
+def test_the_round_is_the_regions_round_closed_by_the_evaluation():
+    # Rounds go by the regions, not by the seating: a played card activates nothing, so the table goes
+    # round more than once before every region has acted and the evaluation closes the round.
+    regions = {"Europe": ({"Red": 2}, {}), "Russia": ({"Yellow": 2}, {}), "China": ({"Blue": 2}, {})}
+    state = game(regions=regions, players=("Red", "Yellow", "Blue"))
+    seen = []
+    for action in ({"type": "activate", "region": "Europe"}, {"type": "play_card", "card": "peace_initiative"},
+                   {"type": "activate", "region": "Russia"}, {"type": "play_card", "card": "warmonger"},
+                   {"type": "activate", "region": "China"}):
+        turn = gp.view(state)["turn"]
+        seen.append((turn["player"], turn["round"], turn["number"]))
+        state = play(state, action, {"type": "end_turn"})
+    assert seen == [("Red", 1, 1), ("Yellow", 1, 2), ("Blue", 1, 3), ("Red", 1, 4), ("Yellow", 1, 5)]
+    # every region has acted: the evaluation is the round's end, still round 1
+    assert state["phase"] == "evaluation" and gp.view(state)["turn"]["round"] == 1
+    state = gp.act(state, {"type": "evaluate", "un_order": ["Red", "Yellow", "Blue"]})
+    # round 2 picks the seating up where the evaluation broke in: Blue, after Yellow
+    turn = gp.view(state)["turn"]
+    assert (turn["player"], turn["round"], turn["number"]) == ("Blue", 2, 6)
+    assert state["evaluations"] == 1
+
+
+def test_a_game_won_at_the_evaluation_ends_in_its_round():
+    state = two_player_round()
+    state["party"]["Red"]["un"] = 16
+    assert gp.view(state)["turn"]["round"] == 1
+    over = gp.act(state, {"type": "evaluate"})
+    assert over["winner"] == "Red" and gp.view(over)["turn"]["round"] == 1
+
+
 def test_evaluation_needs_the_order_of_tied_parties():
     state = copy.deepcopy(two_player_round())
     # Level in Mauritius, China is shared; a poorer Russia leaves both parties on 7.

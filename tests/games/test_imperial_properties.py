@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.games.base import RuleError
 from companion.games.imperial import act, new, rondel_cost, scores, tax, view
 from companion.games.imperial_rules import NATIONS, RONDEL, passes_investor, power_factor, tax_chart
+
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 CITIES = ["brown1", "brown2", "blue1", "blue2"]

@@ -184,6 +184,15 @@ def test_the_issues_examples():
     assert describe("imperial", imp, hide, ENGINES["imperial"].act(imp, hide)) == "Ann keeps their cash secret"
 
 
+def test_risk_says_the_round_as_the_header_does():
+    engine = ENGINES["risk"]
+    end = {"type": "end_turn"}
+    first = engine.new({"players": ["Anna", "Bob"]})
+    second = engine.act(first, end)
+    assert describe("risk", first, end, second) == "Anna ended the turn; Bob is next"
+    assert describe("risk", second, end, engine.act(second, end)) == "Bob ended the turn; Anna opens round 2"
+
+
 def test_an_action_the_words_do_not_know_is_still_told_by_its_kind():
     engine = ENGINES["risk"]
     state = engine.new({"players": ["Anna", "Bob"]})

@@ -18,6 +18,8 @@ from companion.games.base import RuleError
 from companion.games.registry import engines
 from tests.reliability.fuzzing import engine_vocabulary, json_scalars
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 ENGINES = engines(bd.load_model("A"))
 RISK_MISSIONS = ["six_cities", "two_regions", "swiss_safe", "danish_naval_base", "sea_line", "rough_terrain",
                  "green_region", "eliminate_neutral"]

@@ -23,6 +23,8 @@ from companion.games.refusals import COMMON, GLOSSARY, glossary, in_words
 from companion.games.registry import engines
 from tests.reliability.fuzzing import ActionMaker, engine_vocabulary, starting_options, view_values_by_key
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 ENGINES = engines(bd.load_model("A"))
 GAMES = Path(__file__).resolve().parents[2] / "companion" / "games"
 QUOTED = re.compile(r"'([a-z][a-z0-9_]*)(?:\.[^'\s]*)?'")

@@ -457,6 +457,17 @@ def test_old_state_is_never_touched_and_replay_is_deterministic():
     assert state == before
 
 
+def test_the_round_counts_both_players_turns_not_each_one():
+    # The player who places the armies leaves the other to say who goes first: a round opens with that player.
+    state = counts(basic(first="Bob"))
+    seen = []
+    for _ in range(5):
+        turn = risk.view(state)["turn"]
+        seen.append((turn["player"], turn["round"], turn["number"]))
+        state = risk.act(state, {"type": "end_turn"})
+    assert seen == [("Bob", 1, 1), ("Ann", 1, 2), ("Bob", 2, 3), ("Ann", 2, 4), ("Bob", 3, 5)]
+
+
 def test_missions_one_per_turn_no_card_and_victory():
     state = basic(setup=2, capitals={"Ann": "Germany", "Bob": "Finland"})
     state = counts(state)
@@ -486,6 +497,8 @@ def test_missions_one_per_turn_no_card_and_victory():
     assert state["winner"] == "Ann"
     view = risk.view(state)
     assert view["over"] and "3 missions" in view["message"]
+    # won in Ann's third turn: the round the game ended in stays
+    assert (view["turn"]["player"], view["turn"]["round"]) == ("Ann", 3)
     with pytest.raises(RuleError, match="over"):
         risk.act(state, {"type": "end_turn"})
 

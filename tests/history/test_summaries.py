@@ -140,6 +140,25 @@ def test_global_powers_dominance():
         plays.fold(gp.ENGINE, options, events(actions)).states[-1])
 
 
+def test_the_round_is_the_fold_of_the_events_an_undo_takes_it_back():
+    """Risk and Global Powers count rounds in their state (turn.round), so a stored play, folded again by the
+    table's host or by the history, says the round the events say, and an undo across a round's start goes back."""
+    end = {"type": "end_turn"}
+    gp_actions = [{"type": "set_region", "region": "Europe", "politicians": {"Red": 2}},
+                  {"type": "start", "first": "Red"}, {"type": "activate", "region": "Europe"}, end,
+                  {"type": "evaluate"}]
+    for engine, options, actions, before, after in (
+            (risk.ENGINE, {"players": ["Ann", "Bob"]}, [end, end], ("Bob", 1), ("Ann", 2)),
+            (gp.ENGINE, {"players": ["Red", "Blue"]}, gp_actions, ("Red", 1), ("Blue", 2))):
+        folded = plays.fold(engine, options, events(actions))
+        turn = engine.view(folded.states[-1])["turn"]
+        assert (turn["player"], turn["round"]) == after
+        undone = plays.fold(engine, options, events(actions) + [SimpleNamespace(kind="undo", body={}, seq=99)])
+        turn = engine.view(undone.states[-1])["turn"]
+        assert (turn["player"], turn["round"]) == before and not undone.problems
+        assert undone.states[-1] == plays.fold(engine, options, events(actions[:-1])).states[-1]
+
+
 @pytest.mark.parametrize("n,limit", [(1, 5), (5, 5), (6, 5), (1000, 240)])
 def test_series_keep_the_first_and_last_points(n, limit):
     picked = plays.spread(n, limit)

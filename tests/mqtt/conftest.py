@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -78,17 +79,23 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what: s
 class Broker:
     """mosquitto -c <generated config>: loopback only, anonymous, persistence on (retained messages survive)."""
 
-    def __init__(self, binary: str, workdir: Path, *, anonymous: bool = True, extra: tuple[str, ...] = ()):
+    def __init__(self, binary: str, workdir: Path, *, anonymous: bool = True, extra: tuple[str, ...] = (),
+                 settings: Callable[[int], list[str]] | None = None):
+        """settings(port) gives the broker's own lines (listener, users, ACLs) in place of the loopback listener,
+        `anonymous` and `extra`; the lines after them keep its data and log in workdir either way."""
         self.binary = binary
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.conf = self.dir / "mosquitto.conf"
         self.log = self.dir / "mosquitto.log"
-        self.conf.write_text("\n".join([
+        own = settings(self.port) if settings is not None else [
             f"listener {self.port} 127.0.0.1",
             f"allow_anonymous {'true' if anonymous else 'false'}",
             *extra,
+        ]
+        self.conf.write_text("\n".join([
+            *own,
             "persistence true",
             f"persistence_location {self.dir}/",
             "persistence_file mosquitto.db",
@@ -199,6 +206,23 @@ def tables(tmp_path):
         t.close()
 
 
+RISK_PAIR = {"players": ["Ann", "Bob"], "capitals": {"Ann": "Germany", "Bob": "Poland"}}   # a Risk game for two
+
+
+def win_risk(host) -> tuple[str, str]:
+    """The host's Risk game of RISK_PAIR played to its end: the player to move takes the other's last territory.
+    (winner, loser)."""
+    who = host.snapshot()["view"]["turn"]["player"]
+    loser = "Bob" if who == "Ann" else "Ann"
+    own, their = ("Germany", "Poland") if who == "Ann" else ("Poland", "Germany")
+    host.act({"type": "set_counts", "player": who, "territories": 12})
+    host.act({"type": "set_counts", "player": loser, "territories": 1})
+    host.act({"type": "attack", "defender": loser, "attackers": 5, "defenders": 1, "from": own, "to": their})
+    host.act({"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]})
+    assert host.snapshot()["view"]["over"]
+    return who, loser
+
+
 def board_for(broker):
     """A started HallBoard of HALL on this broker, quick to reconnect."""
     from companion.mqtt.hall import HallBoard
@@ -217,12 +241,13 @@ class Watcher:
     """A plain paho subscriber that records every message (retained or live) per topic."""
 
     def __init__(self, port: int, topics: list[str], *, client_id: str = "", clean_session: bool = True,
-                 username: str | None = None, password: str | None = None):
+                 username: str | None = None, password: str | None = None, sync_prefix: str = "test/sync"):
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
         self.topics = topics
-        self.sync_topic = f"test/sync/{id(self)}"
+        # under a broker's ACL the watcher's user must be allowed to read and write its sync topic
+        self.sync_topic = f"{sync_prefix}/{id(self)}"
         self.lock = threading.Lock()
         self.messages: list[tuple[str, bytes, bool]] = []
         # set once the broker has acknowledged the subscription (SUBACK), not merely once connected: a

@@ -253,6 +253,27 @@ def test_hall_board_ignores_bad_messages():
     assert board.snapshot()["tables"] == []
 
 
+def test_hall_board_keeps_who_won_once_the_game_is_over_bounded_like_the_scores():
+    from companion.mqtt import hall as H
+
+    board = HallBoard("127.0.0.1", 1883, "club")
+
+    def card(state):
+        board.handle("companion/club/t1/state", json.dumps(state).encode())
+        return board.snapshot()["tables"][0]
+
+    assert card({"over": True, "winners": ["Ann", "Bob"]})["winners"] == ["Ann", "Bob"]
+    assert card({"over": True, "winners": []})["winners"] == []                  # a draw
+    assert card({"over": False, "winners": ["Ann"]})["winners"] == []            # nobody has won before the end
+    assert card({"over": True})["winners"] is None                               # a table that does not say
+    assert card({"over": True, "winners": "Ann"})["winners"] is None
+    # a hostile table: names that are not names are left out, a long one is cut, no more names than scores kept
+    many = ["Ann", 5, "", None, "x" * 500, *(f"p{n}" for n in range(20))]
+    won = card({"over": True, "winners": many})["winners"]
+    assert len(won) == H.MAX_SCORES and won[:2] == ["Ann", "x" * (H.MAX_TEXT - 1) + "…"] and won[2] == "p0"
+    assert board.snapshot()["dropped"] == {"tables": 0, "scores": 22 - H.MAX_SCORES, "cut_texts": 1}
+
+
 def test_a_hall_flooded_with_large_retained_tables_stays_bounded_and_says_what_it_dropped():
     from companion.foundation.clock import FakeClock
     from companion.mqtt import hall as H

@@ -5,7 +5,7 @@ import time
 
 from companion.mqtt import payloads as P
 from companion.mqtt.hall import create_hall_app
-from tests.mqtt.conftest import HALL, board_for, wait_until
+from tests.mqtt.conftest import HALL, RISK_PAIR, board_for, wait_until, win_risk
 from tests.mqtt.floods import Stranger, announce_flood
 
 
@@ -251,16 +251,9 @@ def test_the_plays_summary_follows_the_games(broker, tables, watchers, tmp_path)
     assert first == {"hall": HALL, "table": "t1", "name": "t1", **expected}
     assert first["plays"] == 8 and first["month"] == "2025-01" and first["plays_this_month"] > 0
     host = t.host
-    host.new_game("risk", {"players": ["Ann", "Bob"], "capitals": {"Ann": "Germany", "Bob": "Poland"}})
+    host.new_game("risk", RISK_PAIR)
     wait_until(lambda: json.loads(w.last(topic))["plays"] == 9, what="the new game counted")
-    who = host.snapshot()["view"]["turn"]["player"]
-    loser = "Bob" if who == "Ann" else "Ann"
-    own, their = ("Germany", "Poland") if who == "Ann" else ("Poland", "Germany")
-    host.act({"type": "set_counts", "player": who, "territories": 12})
-    host.act({"type": "set_counts", "player": loser, "territories": 1})
-    host.act({"type": "attack", "defender": loser, "attackers": 5, "defenders": 1, "from": own, "to": their})
-    host.act({"type": "battle", "attacker_dice": [6, 3, 2], "defender_dice": [5]})
-    assert host.snapshot()["view"]["over"]
+    who, _ = win_risk(host)
     last = wait_until(lambda: (json.loads(w.last(topic))["last"] or {}).get("play_id") == host.game_id
                       and json.loads(w.last(topic))["last"], what="the game's winner published")
     assert last["winners"] == [who] and last["game"] == "risk" and last["ended"] == "elimination"

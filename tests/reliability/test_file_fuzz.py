@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from tests.reliability.filefuzz import (FULL_CONFIG, MODEL_A, WRONG_VALUES, Loader, model_via_config, parses,
                                         replace_value, truncations, value_lines)
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

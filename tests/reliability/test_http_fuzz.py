@@ -12,6 +12,8 @@ from companion.web.serving import MAX_BODY_BYTES
 from tests.reliability.httpfuzz import (GAMES, LONG_NAME, NON_FINITE, Request, Result, Target, _not_strict, check,
                                        hostile_requests, requests)
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 FUZZ = settings(max_examples=120, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])

@@ -16,6 +16,8 @@ from companion.games.base import RuleError
 from companion.games.registry import engines
 from tests.reliability.fuzzing import ActionMaker, EngineRun, engine_vocabulary, json_values, starting_options
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 ENGINES = engines(bd.load_model("A"))
 # no shrinking: a failure already names the engine, the options and the offending action, and shrinking a
 # 25-step game costs far more time than it saves

@@ -229,6 +229,21 @@ def test_touches_placed_through_another_likely_settling_make_the_hands_less_sure
     assert faint[("E5", "E7")] > 0.999
 
 
+def test_a_put_down_found_in_two_pieces_still_tells_which_like_pawn_moved():
+    from companion.sensing.touches import Touch
+    x = GEO.x
+    pawns = (("E2", "L"), ("E5", "L"))
+    # lifted at E5, set down at E7 in two presses: three touches for a move's two
+    pieces = (Touch(0.0, 0.3, x["E5"] + 2.0, 5.0, 10.0), Touch(0.5, 0.7, x["E7"] - 3.0, 5.0, -4.0),
+              Touch(0.8, 1.0, x["E7"] + 1.0, 9.0, -6.0))
+    told = _advance_by_two(pawns, pieces)
+    assert told[("E5", "E7")] > 0.999
+    # and pieces at neither pawn's holders leave the two as the weight and torque do: even
+    nowhere = tuple(Touch(t.start, t.end, -120.0, 5.0, t.lifted) for t in pieces)
+    even = _advance_by_two(pawns, nowhere)
+    assert even[("E5", "E7")] == pytest.approx(even[("E2", "E4")], rel=0.05)
+
+
 def swung(m, rms_over_noise, *, n=300, noise=0.0025):
     """`m` read from a swing of n samples whose residuals were rms_over_noise times the accelerometer's noise."""
     from dataclasses import replace

@@ -9,6 +9,8 @@ from companion.config import parse
 from companion.table.daemon import Companion
 from companion.web import create_app
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 
 @pytest.fixture
 def comp(tmp_path):

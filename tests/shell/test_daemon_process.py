@@ -12,6 +12,8 @@ import urllib.request
 
 import pytest
 
+pytestmark = pytest.mark.slow   # a long file: handed out to a worker first (tests/conftest.py)
+
 CONFIG = """
 [simulate]
 enabled = true

@@ -64,6 +64,9 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.swing_scale_var = None if calibration.swing_measured else UNMEASURED_REL ** 2
         # ... and of ln(zeta_scale), which the rest of a short look at the swing depends on as much
         self.zeta_scale_var = None if calibration.swing_measured else ZETA_UNMEASURED_REL ** 2
+        # the arm's ω over the settled spell before the change being judged, and the variance of its log: None
+        # when that spell showed none
+        self.swing_before: tuple[float, float] | None = None
         self.cells = {c.name: _Cell(c.name, c.offset_counts, c.counts_per_gram,
                                     c.noise_counts if c.noise_counts else self.s.cell_noise_counts)
                       for c in calibration.cells}

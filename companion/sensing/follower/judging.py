@@ -88,7 +88,7 @@ class Judging:
                         tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
                         self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift,
-                        **swung)
+                        span_mm=self._touch_span(), swing_before=self.swing_before or (), **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:

@@ -69,7 +69,8 @@ class Learning:
                 loads.append(inertia_of(self.geo, change.beliefs_before[s.hypothesis][1]) + s.candidate.d_inertia)
         if not loads:
             return None
-        made = self._fan(ts, ss, loads=loads)
+        made = self._fan(ts, ss, loads=loads, before=m0.swing_before or None,
+                         changes=[s.candidate.d_inertia for s in change.ranked])
         if made is None:
             return None
         fan, best = made
@@ -78,6 +79,12 @@ class Learning:
         kappa = self._kappa_for()
         m = replace(m0, tau1=kappa * best.rest, var_tau1=(kappa * best.rest_sigma) ** 2, fan=fan,
                     swing=self._predictor())
+        if m0.touches:
+            # a decision before the second look at the hands (a second after they left) judged the touches from
+            # the first: the longer look places them from more of the swing
+            touches, by_size, gesture, others = self._gesture_touches(t, w1, w_before=self._w_before_change[0])
+            if touches:
+                m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others)
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)

@@ -6,9 +6,9 @@ import math
 from dataclasses import replace
 from typing import Sequence
 
-from companion.sensing.inference import FREQ_TEMPER, TrackedPawn, inertia_of
-from companion.sensing.swing import (SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing, measure_swing,
-                                     refine_swing)
+from companion.sensing.inference import FREQ_TEMPER, RATIO_FLOOR, TrackedPawn, inertia_of
+from companion.sensing.swing import (G_MM_S2, SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing,
+                                     frequency_variance, measure_swing, refine_swing)
 from companion.sensing.follower.settings import (FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL,
                                                  ZETA_FAN, ZETA_LEARNED_REL, ZETA_RANGE, ZETA_SURE)
 
@@ -111,6 +111,8 @@ class SwingReading:
             lo, hi = self._scale_range
             span = 0.15
             better = refine_swing(ts, ss, omega, zeta, noise=noise, span=span)
+            if better is not None and better.rms <= 1.5 * noise:
+                self._saw_swing(better, frequency_variance(ts, ss, better, noise=noise, temper=FREQ_TEMPER))
             if better is not None and better.rms < 0.95 * fit.rms:
                 base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
                 self.swing_scale = min(hi, max(lo, self.swing_scale + 0.3 * (better.omega / base_w - self.swing_scale)))
@@ -133,11 +135,18 @@ class SwingReading:
         # (judged at the swing's own frequency: at the predicted one, far off, no swing would fit)
         if seen is None or seen.fit.rms > 1.5 * noise:
             return fit          # a swing the model does not follow: a hand's tail, a bounce
+        self._saw_swing(seen.fit, seen.omega_var)
         base_w, base_z = omega / self.swing_scale, zeta / self.zeta_scale
         self._learn_scale(seen.omega / base_w, seen.omega_var / seen.omega ** 2)
         if base_z > 1e-6 and math.isfinite(seen.ln_zeta_var):
             self._learn_zeta(seen.zeta / base_z, seen.ln_zeta_var)
         return seen.fit
+
+    def _saw_swing(self, fit: SwingFit, omega_var: float | None) -> None:
+        """The arm's own ω over the settled spell before a hand came: what the swing after the change is compared
+        with (inference: a candidate's ω is this one changed by the inertia it adds)."""
+        if omega_var is not None and math.isfinite(omega_var) and omega_var > 0:
+            self.swing_before = (fit.omega, omega_var / fit.omega ** 2)
 
     def _learn_scale(self, measured: float, measured_var: float = 0.0) -> None:
         """An unmeasured arm's ω scale, updated from one swing as an estimate: the first swing counts for nearly
@@ -266,22 +275,35 @@ class SwingReading:
         return SwingPredictor(self.swing_model, self.swing_scale, self.zeta_scale, rel, mass)
 
     def _fan(self, ts: Sequence[float], ss: Sequence[float], loads: Sequence[float] | None = None,
+             before: tuple[float, float] | None = None, changes: Sequence[float] = (),
              mass_g: float | None = None):
         """The swing fitted across the frequencies the candidates (or the given loads, Σ m·x²) would leave, for the
-        arm carrying `mass_g` grams of pawns (default: the likeliest account): (SwingFan, best fit), or None."""
+        arm carrying `mass_g` grams of pawns (default: the likeliest account): (SwingFan, best fit), or None. With
+        the swing measured `before` the change (ω, variance of ln ω) and the inertia the candidates add (`changes`),
+        also across what that swing says they leave (inference.swing_after); by default the follower's own, for the
+        candidates of every account."""
         if loads is None:
             lo = hi = None
+            spread: list[float] = []
             for b in self.beliefs:
                 base = inertia_of(self.geo, b.pawns)
                 d = [c.d_inertia for c in b.candidates]
                 lo = base + min(d) if lo is None else min(lo, base + min(d))
                 hi = base + max(d) if hi is None else max(hi, base + max(d))
+                spread += [min(d), max(d)]
+            before, changes = self.swing_before, spread
         else:
             lo, hi = min(loads), max(loads)
         pred = self._predictor(mass_g)
         kappa = self._kappa_for(mass_g)
         w_hi = pred.at(lo)[0] * (1 + FAN_STEP / 2)
         w_lo = pred.at(hi)[0] * (1 - FAN_STEP / 2)
+        if before and changes:
+            omega, var = before
+            inertia = kappa * G_MM_S2 / (omega * omega) / self.swing_model.growth
+            reach = math.exp(3.0 * math.sqrt(var + RATIO_FLOOR ** 2))
+            w_hi = max(w_hi, omega / math.sqrt(max(0.05, 1.0 + min(changes) / inertia)) * reach)
+            w_lo = min(w_lo, omega / math.sqrt(max(0.05, 1.0 + max(changes) / inertia)) / reach)
         most = FAN_MAX
         if pred.rel_sigma > WIDE_REL:
             # the prediction may be far off: the fan spans what the arm may really do, so the swing can say

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.filters import shared_runs
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import combined, split
+from companion.sensing.touches import HandSpread, combined, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -40,9 +40,12 @@ class TouchReading:
 
     A part of ArmFollower (core.py), which holds the state these methods share."""
 
-    def _gesture_touches(self, t: float, w_after: float) -> tuple:
+    def _gesture_touches(self, t: float, w_after: float, w_before: float | None = None) -> tuple:
         """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
-        after the hands left, when more of the swing after them is in."""
+        after the hands left, when more of the swing after them is in. `w_before`: the settled weight before the
+        gesture (by default the baseline's, which a decision moves on)."""
+        if w_before is None:
+            w_before = self.w0
         if not self._accel_seen or not self._cell_list or self.board0:
             return (), None, None, ()    # resting on the board before, the arm was pinned: its angle said nothing
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
@@ -57,7 +60,7 @@ class TouchReading:
         if len(ws) < 4:
             return (), None, None, ()
         noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
-        parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=self.w0,
+        parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=w_before,
                       lightest_g=min(self.geo.mass.values()))
         angle = self._angle_between(self.t_disturbed - 0.5, t)
         free = self._free_stretches(angle)
@@ -71,7 +74,7 @@ class TouchReading:
         # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
         # wrong, a fit gone astray) the disagreement is part of their uncertainty
         gesture = Gesture(angle, ws, parts, free, dt, dict(
-            rest_before=self.tau0 / kappa, w_before=self.w0, w_after=w_after, kappa=kappa, omega=omega,
+            rest_before=self.tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
 
@@ -95,6 +98,11 @@ class TouchReading:
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _touch_span(self) -> float:
+        """How far along the arm a hand may touch (mm): the holders' span and a finger's worst spread either side."""
+        xs = self.geo.x.values()
+        return max(xs) - min(xs) + 2 * HandSpread.HIGH_MM
 
     def _gesture_traces(self, start: float, t: float) -> list[list[tuple[float, float]]]:
         """Each cell's readings from `start` to `t`, with the runs its spike filter dropped that the other cells

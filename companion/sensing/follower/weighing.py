@@ -184,6 +184,7 @@ class Weighing:
         # already have pressed the arm onto the board
         board = self.board_reported if self.board_reported is not None else self._board(cut)[0]
         self.board0 = board
+        self.swing_before = None          # measured below, when the spell swung long and clearly enough
         if board:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
         else:
@@ -198,7 +199,10 @@ class Weighing:
                 long = None
                 if any(b.via is not None for b in self.beliefs):
                     # each account judged at its own swing, over the whole settled spell
-                    long = self._fan(ts, ss, loads=[inertia_of(self.geo, b.pawns) for b in self.beliefs])
+                    via = [b for b in self.beliefs if b.via is not None and b.via_measurement is not None]
+                    long = self._fan(ts, ss, loads=[inertia_of(self.geo, b.pawns) for b in self.beliefs],
+                                     before=via[0].via_measurement.swing_before or None if via else None,
+                                     changes=[b.via.d_inertia for b in via])
                 self._reweigh_beliefs(self.tau0, self.var_tau0, long)
             elif self.tau_settled is not None:
                 self.tau0, self.var_tau0 = self.tau_settled, self.var_tau_settled

@@ -30,15 +30,28 @@
     return typeof n === "number" ? (Number.isInteger(n) ? String(n) : n.toFixed(1)) : "–";
   }
 
+  // a finished game's outcome in the table page's words; a table whose state names no winners at all (older
+  // software) is only said to be over, never called a draw
+  function result(t) {
+    const won = t.winners;
+    if (!Array.isArray(won)) return "Game over";
+    if (!won.length) return "A draw";
+    return won.join(" and ") + (won.length > 1 ? " win" : " wins");
+  }
+
   function card(t, extra) {
     const online = t.online === true ? "online" : t.online === false ? "offline" : "unknown";
     const badge = { online: "online", offline: "offline", unknown: "no status" }[online];
+    const won = (t.over && t.winners) || [];
     const scores = el("table", { class: "scores" },
-      (t.scores || []).map((s) => el("tr", { class: t.to_move && s.name === t.to_move ? "turn" : null },
-        el("td", {}, s.name), el("td", { class: "num" }, fmt(s.score)))));
+      (t.scores || []).map((s) => el("tr", { class: t.to_move && s.name === t.to_move ? "hall-turn" : null },
+        // the score alone can point the wrong way (a tip decides Balance Duels): mark who won, as the table page does
+        el("td", {}, s.name, won.includes(s.name) ? el("b", { class: "won" }, " · won") : null),
+        el("td", { class: "num" }, fmt(s.score)))));
     const parts = [
-      el("div", { class: "hall-head" }, el("h2", {}, t.name || t.table), el("span", { class: "hall-badge " + online }, badge)),
+      el("div", { class: "hall-head" }, el("h2", {}, t.name || t.table), el("span", { class: "hall-badge hall-" + online }, badge)),
       el("div", { class: "hall-game" }, t.title || "no game yet"),
+      t.over ? el("div", { class: "hall-result" }, result(t)) : null,
       el("div", { class: "hall-message" }, t.message || ""),
       scores,
     ];
@@ -50,7 +63,8 @@
         b.tipped ? el("span", { class: "hall-tipped" }, (b.tipped_by || "someone") + " tipped the arm") : null));
     }
     parts.push(el("div", { class: "small" }, "table " + t.table + " · updated " + ago(t.updated_s_ago + extra)));
-    return el("article", { class: "card hall-card " + online, "data-table": t.table }, parts);
+    // hall- class names: the table page's style.css has its own .offline (a banner) and .turn (a pill)
+    return el("article", { class: "card hall-card hall-" + online + (t.over ? " hall-over" : ""), "data-table": t.table }, parts);
   }
 
   function take(data, whole) {

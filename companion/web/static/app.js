@@ -296,6 +296,8 @@
     } else {
       over = !!v.over;
       turn = (v.turn && v.turn.player) || v.setup_player || null;
+      // Global Powers keeps the last turn through its evaluation, which is no one player's to do
+      if (state.game === "global_powers" && v.phase !== "play") turn = null;
       result = over && v.winner ? `${v.winner} wins` : null;
     }
     // Global Powers' set-up (offers made by all at once) and its evaluations are the whole table's to do

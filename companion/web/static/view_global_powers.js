@@ -625,6 +625,17 @@
     ]);
   }
 
+  // the game goes in rounds of the regions, each closed by an evaluation once every region has acted
+  function roundNow(view) {
+    if (!view.turn) return "Set-up";
+    var round = "Round " + view.turn.round;
+    if (view.over) return round;
+    if (view.phase === "evaluation") return round + " \u00B7 evaluation " + view.turn.round;
+    var left = view.regions_pending.length;
+    return round + " \u00B7 " + view.turn.player + "'s turn \u00B7 " +
+      (left ? left + (left === 1 ? " region" : " regions") + " still to act" : "the evaluation comes after this turn");
+  }
+
   function render(el, view, api) {
     var rerender = function () { render(el, view, api); };
     pageApi = api;
@@ -633,9 +644,8 @@
     var root = h("div", { "class": "gp-root" });
     var header = h("header", { "class": "gp-header" }, [
       h("h1", {}, view.title),
-      h("p", { "class": "gp-turn" }, (view.turn ? "Turn " + view.turn.number + " \u00B7 " + view.turn.player + " \u00B7 " : "") +
-        "dominance at " + view.dominance + " regions \u00B7 " + view.vp_to_win + " VP to win \u00B7 evaluations " + view.evaluations +
-        (view.peace ? " \u00B7 PEACE" : "")),
+      h("p", { "class": "gp-turn" }, roundNow(view) + " \u00B7 dominance at " + view.dominance + " regions \u00B7 " +
+        view.vp_to_win + " VP to win" + (view.peace ? " \u00B7 PEACE" : "")),
       h("p", { "class": "gp-message", role: "status" }, view.message)
     ]);
     root.appendChild(header);

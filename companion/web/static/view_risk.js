@@ -461,7 +461,7 @@
     var turn = view.turn;
     var header = h("header", { "class": "rk-header" }, [
       h("h1", {}, view.title + (view.variant === "command_post" ? " \u2014 Command Post" : " \u2014 Basic Training " + view.setup)),
-      h("p", { "class": "rk-turn" }, "Turn " + turn.number + " \u00B7 " + turn.player + " \u00B7 " + turn.phase_label),
+      h("p", { "class": "rk-turn" }, "Round " + turn.round + (view.over ? "" : " \u00B7 " + turn.player + "'s turn \u00B7 " + turn.phase_label)),
       h("ol", { "class": "rk-phases" }, turn.phases.map(function (p) {
         return h("li", { "class": p === turn.phase ? "rk-phase-now" : "", "aria-current": p === turn.phase ? "step" : null }, p);
       })),

@@ -143,6 +143,9 @@ def test_risk_after_a_conquest_the_header_names_the_card_and_end_turn_says_why(b
         assert "attacker_dice" not in note.inner_text()
         screen(page, "explains-risk-refusal")
         table.act({"type": "stop_attack"})
+        # the attack's own panel goes with the state after the stop: End turn was on the page before it, so waiting
+        # for the button alone read the old page, which the new state then redrew under the test's hands
+        page.locator(".rk-manual").wait_for(state="detached", timeout=5000)
         end = page.get_by_role("button", name="End turn")
         end.wait_for(timeout=5000)
         assert end.is_disabled()

@@ -115,6 +115,43 @@ def test_filters_by_game_and_player(browser, nights):
         context.close()
 
 
+def test_what_is_typed_into_the_filters_survives_an_answer_that_comes_in_meanwhile(browser, nights):
+    context, page = open_history(browser, nights, SIZES[0])
+    held = []
+    holding = [True]
+
+    def hold(route):
+        if holding[0]:
+            held.append(route)
+        else:
+            route.continue_()
+
+    try:
+        page.route("**/api/plays?*", hold)
+        page.select_option(".hist-filters select >> nth=0", "imperial")
+        page.wait_for_timeout(300)
+        assert held, "the filtered request never went out: the test did not make the race it is about"
+        # someone types a name while the game's answer is still on its way; then it arrives
+        page.click(".hist-filters input[type=search]")
+        page.keyboard.type("ZO")
+        holding[0] = False
+        for route in held:
+            route.continue_()
+        want = sum(1 for t in nights.truth.values() if t.game == "imperial")
+        wait_for_js(page, f"document.querySelectorAll('.hist-play').length === {want}")
+        box = page.locator(".hist-filters input[type=search]")
+        assert box.input_value() == "ZO", "the answer redrew the filters and dropped what was being typed"
+        assert page.evaluate("document.activeElement && document.activeElement.type === 'search'"), "the typing lost its place"
+        page.keyboard.type("E")
+        page.keyboard.press("Enter")
+        both = sum(1 for t in nights.truth.values() if t.game == "imperial" and any(n.casefold() in ("zoë", "zoe") for n in t.names))
+        wait_for_js(page, f"document.querySelectorAll('.hist-play').length === {both} && "
+                          "[...document.querySelectorAll('.hist-play .hist-line:first-child > b')].every(b => b.textContent === 'Imperial 2030')")
+    finally:
+        page.unroute("**/api/plays?*")
+        context.close()
+
+
 def test_an_older_answer_that_comes_back_last_does_not_paint_over_the_newer_filter(browser, nights):
     context, page = open_history(browser, nights, SIZES[0])
     held = []

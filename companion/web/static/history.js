@@ -150,21 +150,31 @@
     if (zone && /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+){0,2}$/.test(zone)) q.set("tz", zone);
     return el("a", { class: "btn", href: "/api/plays/export?" + q.toString(), download: "", "data-export": format }, text);
   }
-  async function showPlays() {
-    const current = turn();
-    const body = $("hist-body");
-    const people = await get("/api/people?limit=200").catch(() => ({ people: [] }));
-    if (!current()) return;
+  // the filters are built once and kept while the plays under them are redrawn: a redraw that rebuilt them would drop
+  // what someone is typing into the player box while an earlier answer comes in
+  function filterForm(body) {
+    let form = body.querySelector(".hist-filters");
+    if (form) return form;
     const change = (k) => (ev) => { filters[k] = ev.target.value; showPlays(); };
-    const form = el("div", { class: "hist-filters" },
+    form = el("div", { class: "hist-filters" },
       el("label", {}, "Game ", gameSelect(filters.game, true, change("game"), "game")),
       el("label", {}, "Player ", el("input", { class: "hist-input", type: "search", list: "hist-names", maxlength: 24, value: filters.player,
         placeholder: "anyone", onchange: change("player") }),
-      el("datalist", { id: "hist-names" }, people.people.map((p) => el("option", { value: p.name })))),
+      el("datalist", { id: "hist-names" })),
       el("label", {}, "From ", el("input", { class: "hist-input", type: "date", value: filters.since, onchange: change("since") })),
       el("label", {}, "To ", el("input", { class: "hist-input", type: "date", value: filters.until, onchange: change("until") })),
       el("label", {}, "Show ", el("select", { class: "hist-input", onchange: change("status") },
         [["all", "every play"], ["finished", "finished"], ["unfinished", "unfinished"]].map(([v, t]) => el("option", { value: v, selected: v === filters.status }, t)))));
+    body.replaceChildren(form, el("div", { id: "hist-results" }));
+    return form;
+  }
+  async function showPlays() {
+    const current = turn();
+    const body = $("hist-body");
+    const form = filterForm(body);
+    const people = await get("/api/people?limit=200").catch(() => ({ people: [] }));
+    if (!current()) return;
+    form.querySelector("#hist-names").replaceChildren(...people.people.map((p) => el("option", { value: p.name })));
     const page = await get(query(0));
     if (!current()) return;
     shown = page.plays;
@@ -181,8 +191,9 @@
     const count = el("p", { class: "small" }, total ? `${shown.length} of ${total} plays` : "No plays match.");
     const download = total ? el("p", { class: "hist-export" }, "Download these plays: ", exportLink("csv", "CSV"), " ",
       exportLink("bgstats", "BG Stats")) : null;
-    body.replaceChildren(form, count, list, more, download || "");
-    paint(body);
+    const results = $("hist-results");
+    results.replaceChildren(count, list, more, download || "");
+    paint(results);
   }
   function playRow(p) {
     const who = p.players.map((x, i) => el("span", { class: "hist-who" + (x.winner ? " won" : "") }, mark(x, i), " ", x.name,

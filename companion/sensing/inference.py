@@ -318,6 +318,7 @@ class Measurement:
     # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
     gesture: Any = field(default=None, compare=False, repr=False)
     touch_scale: float = field(default=1.0, compare=False, repr=False)   # a touch's located σ is about scale · σ
+    touch_astray: float = field(default=0.0, compare=False, repr=False)  # the share of gestures located astray
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
     # than the shape `touches` came through, touches, touches_by_size)
     other_touches: tuple = field(default=(), compare=False, repr=False)
@@ -344,6 +345,7 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
+                           touch_astray=later.touch_astray,
                            span_mm=later.span_mm, swing_before=self.swing_before,
                            swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2)
 
@@ -516,14 +518,16 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     from companion.sensing.touches import loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
-    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm)
+    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
+                astray=m.touch_astray)
     if not m.other_touches:
         return ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
     terms, weights = [ll], [0.0]
     for lw, touches, by_size in m.other_touches:
         mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
-        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm))
+        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
+                                 astray=m.touch_astray))
         weights.append(lw)
     return _logsumexp(terms) - _logsumexp(weights)
 

@@ -643,17 +643,23 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
             said[0] += p
             if sc > said[1]:
                 said[1:] = [sc, hi, c]
-    # which description is shown: where the hands were placed, the likeliest (the simplest of equals); where nothing
-    # placed them, the simplest (a beat's second touch is then a guess: the weighed masses alone may favour it,
-    # but that only says which like pawn is left, not that a hand took it)
+    # which description is shown: where the hands were placed, what they likeliest did (took the pawn off, or moved
+    # it onto a like pawn: the kinds summed over the holders, the simpler of equals) at its likeliest holders — a
+    # beat whose second touch is placed loosely spreads over many holders, each less likely than the removal, while
+    # the hands together say a beat; where nothing placed them, the simplest (a beat's second touch is then a guess:
+    # the weighed masses alone may favour it, but that only says which like pawn is left, not that a hand took it)
     placed = any(tc.x is not None for tc in m.touches)
     out = []
     for key, (p, sc, d2) in by_key.items():
-        told = sorted(tellings[key].values(), key=lambda e: (-round(e[0] / p, 9), KIND_ORDER[e[3].kind]) if placed
+        kinds: dict[str, float] = {}
+        for e in tellings[key].values():
+            kinds[e[3].kind] = kinds.get(e[3].kind, 0.0) + e[0]
+        told = sorted(tellings[key].values(),
+                      key=lambda e: (-round(kinds[e[3].kind] / p, 9), KIND_ORDER[e[3].kind], -e[0]) if placed
                       else (KIND_ORDER[e[3].kind], -e[0]))
         shown, hi, c = told[0][0], told[0][2], told[0][3]
         out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
-                          tuple((e[3], e[0]) for e in told[1:])))
+                          tuple((e[3], e[0]) for e in sorted(told[1:], key=lambda e: -e[0]))))
     out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
     pairs.sort(key=lambda pr: -pr.weight)
     return out, pairs

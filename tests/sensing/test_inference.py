@@ -75,6 +75,19 @@ def test_a_beat_of_like_pawns_the_hands_show_is_told_as_the_beat():
     assert (best.candidate.kind, best.candidate.from_holder, best.candidate.to_holder) == ("beat", "W3", "W5")
 
 
+def test_a_beat_whose_second_touch_is_placed_loosely_is_told_as_a_beat_flagged():
+    # foreign arm, quiet (10 SPS), seed 9503: an L moved W1 → W5 onto an L, its second touch placed to tens of mm,
+    # was printed as the mover's removal (flagged): each beat, spread over the like pawns near that touch, was less
+    # likely than the removal, while together the hands said a second touch that a removal does not make
+    pawns = weighed(("W3", "L"), ("W1", "L"), ("W2", "L"), ("W4", "L"), ("W5", "L"), ("W6", "L"), ("W7", "L"))
+    m = touched(measure(-10.0, -10.0 * GEO.x["W3"]), (GEO.x["W3"], 3.0, 10.0), (GEO.x["W5"], 60.0, 0.0))
+    top = verdict(pawns, m, final=True).ranked[0]
+    removal = [q for c, q in top.retold if c.kind == "remove"]
+    assert (top.candidate.kind, top.candidate.from_holder, top.candidate.to_holder) == ("beat", "W3", "W5")
+    assert top.described < 0.99 and removal and removal[0] > top.described     # flagged: the removal is likelier alone
+    assert [q for _, q in top.retold] == sorted((q for _, q in top.retold), reverse=True)
+
+
 def test_a_removal_the_hands_cannot_tell_from_a_beat_is_flagged():
     # no touch placed: the pawn in W3 may have been taken off, or moved onto a like pawn and that one taken
     from companion.sensing.events import Change

@@ -736,6 +736,18 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
     mass = sum(s.probability for s in group)
     explained = best.distance2 <= explain_d2
     fit = check(best) if check is not None else FitCheck()
+    if (best.candidate.kind == "none" and len(ranked) > 1 and final
+            and mixed(best.probability, fit.holds, KIND_SHARE["none"]) < 0.5):
+        # the same, once "nothing changed" is judged by a model the readings do not bear out: they then say nothing,
+        # and a gesture that changed nothing is no likelier than it was before the hands came (a move never reported
+        # is never asked about, and the game waits on it for good)
+        ranked = [ranked[1], ranked[0]] + list(ranked[2:])
+        best = ranked[0]
+        group = [s for s in ranked if s is best or indistinguishable(best.candidate, s.candidate, m, res,
+                                                                       shift_a=best.shift, shift_b=s.shift)]
+        mass = sum(s.probability for s in group)
+        explained = best.distance2 <= explain_d2
+        fit = check(best) if check is not None else FitCheck()
     # before the last call, the best must also fit well: a poor fit is more often a disturbed
     # measurement than a real change no candidate quite matches
     decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2

@@ -118,6 +118,24 @@ def test_nothing_changed_is_a_candidate():
     assert v.ranked[0].candidate.kind == "none" and v.decided
 
 
+def test_nothing_changed_judged_by_a_model_the_readings_disown_is_not_the_verdict():
+    # foreign arm, quiet, seed 9207, turn 9: an M moved one holder, read at the last look as 75 ± 12 g·mm where the
+    # move says 107, while the swing's residuals stood 54 times the accelerometer's noise. "Nothing changed" ranked
+    # first, flagged, and a change with no move in it is never reported: the game waited on that turn for good.
+    # Where the model fails the readings say nothing, and nothing changing is no likelier than before the hands came.
+    from companion.sensing.fit import FitCheck
+    pawns = weighed(("E1", "M"), ("E4", "M"), ("W5", "M"), ("E6", "L"))
+    m = measure(0.0, -40.0, st=16.0)
+    ranked = rank(enumerate_candidates(GEO, pawns), m)
+    assert ranked[0].candidate.kind == "none" and ranked[0].probability > 0.5
+    holds = judge(ranked, m, Resolution(), final=True, check=lambda s: FitCheck(holds=1.0))
+    assert holds.ranked[0].candidate.kind == "none"
+    disowned = judge(ranked, m, Resolution(), final=True, check=lambda s: FitCheck(holds=0.0))
+    assert disowned.ranked[0].candidate.kind == "move" and disowned.ambiguous and disowned.confidence < 0.5
+    # before the last look the follower waits for more readings instead
+    assert judge(ranked, m, Resolution(), final=False, check=lambda s: FitCheck(holds=0.0)).ranked[0].candidate.kind == "none"
+
+
 def test_an_unexplained_change_is_not_decided():
     v = verdict(weighed(("E1", "L")), measure(23.0, 400.0), final=True)
     assert not v.explained and not v.decided

@@ -726,28 +726,22 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
     With `check` (the best's fit, fit.py), the probability that the model holds scales the confidence: before the
     last call a fit that leaves it below `ambiguous_below` waits for more readings; at the last call it is flagged.
     """
-    if ranked[0].candidate.kind == "none" and ranked[0].probability < 0.5 and len(ranked) > 1:
+    nothing = ranked[0].candidate.kind == "none" and len(ranked) > 1
+    fit = check(ranked[0]) if check is not None else FitCheck()
+    if nothing and (ranked[0].probability < 0.5 or (
+            final and mixed(ranked[0].probability, fit.holds, KIND_SHARE["none"]) < 0.5)):
         # "nothing changed" must beat every change together, not just each one: on the board, two
-        # hundred moves may each be less likely than no change while one of them surely happened
+        # hundred moves may each be less likely than no change while one of them surely happened. So too at the last
+        # look where the model it was judged by is disowned: the readings then say nothing, and a gesture that changed
+        # nothing is no likelier than it was before the hands came (a move never reported is never asked about, and
+        # the game would wait on it for good)
         ranked = [ranked[1], ranked[0]] + list(ranked[2:])
+        fit = check(ranked[0]) if check is not None else FitCheck()
     best = ranked[0]
     group = [s for s in ranked if s is best or indistinguishable(best.candidate, s.candidate, m, res,
                                                                    shift_a=best.shift, shift_b=s.shift)]
     mass = sum(s.probability for s in group)
     explained = best.distance2 <= explain_d2
-    fit = check(best) if check is not None else FitCheck()
-    if (best.candidate.kind == "none" and len(ranked) > 1 and final
-            and mixed(best.probability, fit.holds, KIND_SHARE["none"]) < 0.5):
-        # the same, once "nothing changed" is judged by a model the readings do not bear out: they then say nothing,
-        # and a gesture that changed nothing is no likelier than it was before the hands came (a move never reported
-        # is never asked about, and the game waits on it for good)
-        ranked = [ranked[1], ranked[0]] + list(ranked[2:])
-        best = ranked[0]
-        group = [s for s in ranked if s is best or indistinguishable(best.candidate, s.candidate, m, res,
-                                                                       shift_a=best.shift, shift_b=s.shift)]
-        mass = sum(s.probability for s in group)
-        explained = best.distance2 <= explain_d2
-        fit = check(best) if check is not None else FitCheck()
     # before the last call, the best must also fit well: a poor fit is more often a disturbed
     # measurement than a real change no candidate quite matches
     decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2

@@ -209,10 +209,10 @@ class Replay:
             self._notice(t, f"the game refused the {item.describe()}{where}: {exc}")
 
     def _answer(self, t: float, item: Input) -> None:
-        q = self.arm.question
         why = None
-        if q is None and self.arm.judging:
-            # named before the companion asked: the players' word for the move being judged, when it is legal
+        if self.arm.question is not None or self.arm.judging:
+            # an option of the open question, or any legal move: the players' word for the change asked about; named
+            # before the companion asked, their word for the move being judged
             try:
                 self.arm.answer_move(item.body)
             except RuleError as exc:
@@ -220,19 +220,8 @@ class Replay:
             else:
                 self._counts["answered"] += 1
                 return
-        elif q is None:
-            why = "the companion was not asking which move was made"
         else:
-            wanted = item.body
-            index = next((i for i, o in enumerate(q["options"])
-                          if all(o["move"].get(k) == v for k, v in wanted.items())), None)
-            if index is None:
-                why = ("no option of the open question is that move (it offers "
-                       + "; ".join(o["label"] for o in q["options"]) + ")")
-            else:
-                self._counts["answered"] += 1
-                self.arm.answer(index)
-                return
+            why = "the companion was not asking which move was made"
         self._counts["ignored_answers"] += 1
         self._out({"t": round(t, 6), "ignored_answer": item.body, "why": why})
 

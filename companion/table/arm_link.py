@@ -276,15 +276,21 @@ class ArmLink:
         self._pending = None
         fitting = [m for m in matches if m.fits][:QUESTION_OPTIONS]
         if fitting:
-            self.question = {
-                "text": "Which move was made? " + " or ".join(m.text for m in fitting) + "?",
-                "options": [{"label": m.text, "move": m.move, "probability": round(m.probability, 3)}
-                            for m in fitting],
-                "change": change,
-            }
-            self._report("question", self.question)
-            return
-        self._say("what the arm shows matches no legal move for this roll: check the pawns")
+            text = "Which move was made? " + " or ".join(m.text for m in fitting) + "?"
+        else:
+            # a reading no legal move fits is never the end of the turn: the sensors (or the model they are judged
+            # by) may be wrong, the players know — the legal moves nearest the reading are offered, and any legal
+            # move they name is taken (answer_move); if the pawns are wrong, putting them right is a change too
+            fitting = list(matches[:QUESTION_OPTIONS])
+            text = ("What the arm shows matches no legal move for this roll: check the pawns. Which move was made? "
+                    + " or ".join(m.text for m in fitting) + " (or another legal move)?")
+        self.question = {
+            "text": text,
+            "options": [{"label": m.text, "move": m.move, "probability": round(m.probability, 3)}
+                        for m in fitting],
+            "change": change,
+        }
+        self._report("question", self.question)
 
     def _caught_up(self) -> bool:
         """Whether the still arm now matches the change the page made; then the follower takes the game's pawns."""
@@ -462,20 +468,19 @@ class ArmLink:
             if q is not None:
                 index = next((i for i, o in enumerate(q["options"])
                               if all(o["move"].get(k) == v for k, v in move.items())), None)
-                if index is None:
-                    raise RuleError("the question offers " + "; ".join(o["label"] for o in q["options"])
-                                    + ": answer with one of them")
-                self.answer(index)
+                if index is not None:
+                    self.answer(index)
+                    return
+                # a legal move the question does not offer is still the players' word for the change asked about
+                chosen = self._legal_named(move, "no option of the open question is that move (it offers "
+                                           + "; ".join(o["label"] for o in q["options"]) + "), and ")
+                self._report("answered", chosen)
+                self._apply_named(chosen, q["change"])
+                self._release_held_roll()
                 return
             if not self.judging:
                 raise RuleError("the companion is not judging a move now (if the arm missed one, play it on the page)")
-            state = self.host.state
-            if state.roll is None or state.over:
-                raise RuleError("there is no roll to play a move for")
-            legal = [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll)]
-            chosen = next((m for m in legal if all(m.get(k) == v for k, v in move.items())), None)
-            if chosen is None:
-                raise RuleError("that is not a legal move for this roll")
+            chosen = self._legal_named(move, "")
             self._report("answered", chosen)
             self._players_move = chosen
             if self._pending is not None:
@@ -489,8 +494,22 @@ class ArmLink:
                     self._on_event(ev)
             self._release_held_roll()
 
+    def _legal_named(self, move: Mapping, why: str) -> dict:
+        """The legal move for this roll that has every field the players named (RuleError if none: `why` leads)."""
+        state = self.host.state
+        if state.roll is None or state.over:
+            raise RuleError(why + "there is no roll to play a move for")
+        legal = [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll)]
+        chosen = next((m for m in legal if all(m.get(k) == v for k, v in move.items())), None)
+        if chosen is None:
+            raise RuleError(why + "that is not a legal move for this roll")
+        return chosen
+
     def _apply_players_move(self, change) -> None:
         move, self._players_move = self._players_move, None
+        self._apply_named(move, change)
+
+    def _apply_named(self, move: dict, change) -> None:
         self._pending = None
         self.answering = True
         try:

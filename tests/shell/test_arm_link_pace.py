@@ -176,3 +176,51 @@ def test_a_kept_roll_is_dropped_when_the_move_is_undone_from_the_page():
 
     link.on_game_change(Ev())
     assert link._held_roll is None and "dropped" in link.notice
+
+
+def test_a_change_no_legal_move_fits_is_asked_about_and_any_legal_answer_is_taken():
+    """Foreign seed 9204 turn 34: a placement read where no legal move for the roll puts a pawn. That was a notice and
+    the end of the turn: the players' answer, given after it, was refused and the game fell out of step for good."""
+    host, link, script = table(2)
+    script.place("W6", "L")          # nowhere a roll of 3 lets the first player place or move
+    script.wait(5.0)
+    reports = []
+    link.on_report(lambda kind, data: reports.append((kind, data)))
+    feed_until(link, script.rows, script.rows[-1][0])
+    assert link.question is not None and "matches no legal move" in link.question["text"]
+    assert [k for k, _ in reports].count("question") == 1
+    legal = {(m.to_dict().get("from_holder"), m.to_dict()["to_holder"])
+             for m in bd.legal_moves(MODEL, host.state, 3) if m.kind in ("place", "advance")}
+    assert {(o["move"].get("from_holder"), o["move"]["to_holder"]) for o in link.question["options"]} <= legal
+    assert link.roll(5) is None                     # the turn is not over: the roll waits for the answer
+    with pytest.raises(RuleError, match="not a legal move"):
+        link.answer_move({"kind": "place", "size": "L", "to_holder": "W6"})
+    assert host.actions == [] and link.question is not None
+    link.answer_move({"kind": "place", "size": "L", "to_holder": "E3"})
+    assert placed_where(host) == [("E3", "L")] and host.actions[0][1] == "sensor" and host.state.roll == 5
+    assert link.question is None and ("answered", host.actions[0][0]["move"]) in reports
+
+
+def test_a_legal_move_the_open_question_does_not_offer_is_the_players_word():
+    state = bd.new_game(MODEL, 2, tip_judge="table")
+    for roll in (3, 2, 3):     # E3 and W6 placed; then a roll of 3 lets the first player place at E3 or advance to E6
+        state = bd.act(MODEL, state, {"type": "roll", "value": roll})
+        if roll != 3 or not state.on_arm():
+            state = bd.act(MODEL, state, {"type": "move", "move": bd.legal_moves(MODEL, state, roll)[0].to_dict()})
+    script = TableScript(MODEL, "medium-10sps", seed=4, pawns=state.on_arm())
+    host = Host(state)
+    link = ArmLink(host, MODEL, ArmFollower(MODEL, script.calibration(), pawns=state.on_arm(), settings=PATIENT),
+                   time=TableTime())
+    script.place("E3", "L")
+    script.wait(5.0)
+    feed_until_weighed(link, script.rows)
+    change = link.follower.decide_now()[0].change
+    legal = [m.to_dict() for m in bd.legal_moves(MODEL, host.state, 3)]
+    offered = [m for m in match_moves(change, legal) if m.move["kind"] == "place"]
+    link._ask((change, legal, 0.0, 0.0, offered))
+    assert [o["move"]["to_holder"] for o in link.question["options"]] == ["E3"]
+    with pytest.raises(RuleError, match="it offers place L in E3.*not a legal move"):
+        link.answer_move({"kind": "place", "size": "L", "to_holder": "W7"})
+    assert host.actions == [] and link.question is not None
+    link.answer_move({"kind": "advance", "from_holder": "E3", "to_holder": "E6"})
+    assert host.actions[0] == ({"type": "move", "move": legal[1]}, "sensor") and link.question is None

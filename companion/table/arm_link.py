@@ -240,9 +240,11 @@ class ArmLink:
         if move is not None:
             self._apply(move, change, confidence=_confidence(matches, move))
             return
-        if any(m.fits for m in matches):
-            # several legal moves fit, or one only loosely: a longer look at the swing may yet tell them apart
-            # (their moments of inertia differ) or put a disturbed measurement right
+        if any(m.fits for m in matches) or self._well(change, self._last_t) is not None:
+            # several legal moves fit, or one only loosely, or none of them and the change was decided early: a
+            # longer look at the swing may yet tell them apart (their moments of inertia differ) or put a disturbed
+            # measurement right (foreign seed 9204 turn 34: a placement at W4 read 0.7 s after the hands left as
+            # W3's torque, which no legal move fits, and the rest it came to as W4's)
             self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))

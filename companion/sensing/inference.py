@@ -55,16 +55,15 @@ class Geometry:
     tip_torque: float
     tip_sigma: float
     order: tuple[str, ...]
-    # how far each holder may sit from `x` (1σ, mm) when nobody measured where it is, and how far the spacing of
-    # those holders as a whole may be off (relative, 1σ): a pawn's torque there is known no better than that
-    x_sigma: Mapping[str, float] = field(default_factory=dict)
-    spacing_sigma: float = 0.0
+    # where the holders nobody measured may sit about `x`: their covariance (mm², holder -> holder -> value), each
+    # holder's own error and the spacing's (from_model), narrowed as confirmed changes show them (place_fit.py)
+    x_cov: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @classmethod
     def from_model(cls, model: Model, *, holder_x: Mapping[str, float] | None = None,
                    tip_torque: float | None = None, unmeasured: Iterable[str] = ()) -> "Geometry":
         """The model's arm, its holders where `holder_x` measured them; those named `unmeasured` carry the
-        uncertainty of a home-made arm's holders (`holder_sigma_mm`, UNMEASURED_SPACING)."""
+        uncertainty of a home-made arm's holders (`holder_sigma_mm` each, UNMEASURED_SPACING all together)."""
         holder_x = holder_x or {}
         phys = model.physics
         loose = set(unmeasured)
@@ -77,8 +76,9 @@ class Geometry:
             tip_torque=model.tip_torque if tip_torque is None else tip_torque,
             tip_sigma=phys.tip_sigma_gmm,
             order=tuple(h.id for h in model.holders),
-            x_sigma={h: holder_sigma_mm(model, h) for h in sorted(loose)},
-            spacing_sigma=UNMEASURED_SPACING if loose else 0.0,
+            x_cov={a: {b: (holder_sigma_mm(model, a) ** 2 if a == b else 0.0)
+                          + (UNMEASURED_SPACING ** 2) * model.by_id[a].x_mm * model.by_id[b].x_mm for b in sorted(loose)}
+                   for a in sorted(loose)},
         )
 
 
@@ -97,14 +97,13 @@ def holder_sigma_mm(model: Model, holder: str) -> float:
     return gap / 6.0
 
 
-def place_variance(geo: Geometry, moved: Mapping[str, float], torque: float) -> float:
-    """The variance the holders' unmeasured places leave in a torque Σ a_j·x_j (`moved`: holder -> a_j, grams;
-    `torque`: the sum itself): each holder's own error, and the spacing's, which stretches the whole sum."""
-    if not geo.x_sigma:
+def place_variance(geo: Geometry, moved: Mapping[str, float]) -> float:
+    """The variance the holders' unmeasured places leave in a torque Σ a_j·x_j (`moved`: holder -> a_j, grams)."""
+    cov = geo.x_cov
+    if not cov:
         return 0.0
-    sig = geo.x_sigma
-    own = sum((a * sig[h]) ** 2 for h, a in moved.items() if h in sig)
-    return own + (geo.spacing_sigma * torque) ** 2
+    loose = [(h, a) for h, a in moved.items() if a and h in cov]
+    return sum(a * b * cov[h][k] for h, a in loose for k, b in loose)
 
 
 @dataclass(frozen=True)
@@ -138,11 +137,11 @@ def model_torque(geo: Geometry, pawns: Sequence[TrackedPawn]) -> tuple[float, fl
     x = geo.x
     tau = sum(x[p.holder] * p.mass_g for p in pawns)
     var = sum((x[p.holder] * p.sigma_g) ** 2 for p in pawns)
-    if geo.x_sigma:
+    if geo.x_cov:
         held: dict[str, float] = {}
         for p in pawns:
             held[p.holder] = held.get(p.holder, 0.0) + p.mass_g
-        var += place_variance(geo, held, tau)
+        var += place_variance(geo, held)
     return tau, var
 
 
@@ -270,7 +269,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     else:
         touched = ()
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, c_place=place_variance(geo, moved, mt), touch_x=touched, take=tuple(take),
+                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, take=tuple(take),
                      relocate=relocate, put=tuple(put), **desc)
 
 

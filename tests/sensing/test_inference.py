@@ -309,9 +309,10 @@ def test_a_holder_nobody_measured_blurs_its_torque_so_a_neighbour_is_never_named
     measured = Geometry.from_model(MODEL, holder_x=dict(GEO.x))
     sure = _move_reading(measured, pawns, "E4", "W3", dtau)
     assert sure[0].candidate.to_holder == "W4" and sure[0].probability > 0.999
-    # nobody measured them: each holder is known to a sixth of its gap (19 mm here) and the spacing to 2 %
+    # nobody measured them: each holder is known to a sixth of its gap (19 mm here), the spacing to 2 %
     loose = Geometry.from_model(MODEL, unmeasured=GEO.order)
-    assert loose.x_sigma["E4"] == pytest.approx(19.0 / 6) and loose.spacing_sigma > 0
+    assert loose.x_cov["E4"]["E4"] == pytest.approx((19.0 / 6) ** 2 + (0.02 * 76.0) ** 2)
+    assert loose.x_cov["E4"]["W3"] == pytest.approx(-(0.02 ** 2) * 76.0 * 57.0)
     ranked = _move_reading(loose, pawns, "E4", "W3", dtau)
     assert ranked[0].probability < 0.99
     assert {s.candidate.to_holder for s in ranked[:2]} == {"W3", "W4"}
@@ -324,8 +325,8 @@ def test_only_the_holders_no_calibration_placed_are_uncertain():
     from companion.sensing.calibration import ArmCalibration
 
     walked = ArmCalibration(cells=(), holder_x={"E1": 131.2, "E4": 77.0}).geometry(MODEL)
-    assert "E1" not in walked.x_sigma and "E4" not in walked.x_sigma and walked.x_sigma["W1"] > 0
-    assert ArmCalibration(cells=(), holder_x=dict(GEO.x)).geometry(MODEL).x_sigma == {}
+    assert "E1" not in walked.x_cov and "E4" not in walked.x_cov and walked.x_cov["W1"]["W1"] > 0
+    assert ArmCalibration(cells=(), holder_x=dict(GEO.x)).geometry(MODEL).x_cov == {}
     # a pawn on unmeasured holders: the torque the arm resting on the board is credited with is as uncertain
     tau, var = model_torque(walked, weighed(("W1", "L")))
-    assert var > (10.0 * walked.x_sigma["W1"]) ** 2
+    assert var > 100.0 * walked.x_cov["W1"]["W1"]

@@ -89,3 +89,16 @@ def test_a_bad_memory_of_the_holders_is_refused():
         memory["place_looks"] = bad
         with pytest.raises(ValueError, match="place_looks"):
             resume(MODEL, cal, memory)
+
+
+def test_without_a_game_the_changes_no_other_account_explains_teach_the_places():
+    # as `companion analyze` does: a change this sure and not flagged counts as confirmed
+    sc = play()
+    f = ArmFollower(MODEL, uncalibrated(MODEL, sc.calibration()))
+    for row in sc.rows:
+        for change in {id(e.change): e.change for e in f.feed(*row) if e.change is not None}.values():
+            if change.confidence >= 0.999:
+                f.learn_from(change)
+    assert len(f.place_fit.looks) >= 6
+    for h in ("E3", "W3", "E5", "W5"):
+        assert abs(f.geo.x[h] - (MODEL.by_id[h].x_mm + OFF[h])) < 0.5 * abs(OFF[h])

@@ -226,6 +226,9 @@ class Learning:
         if change.best is not None and not change.flagged:
             # (a description in doubt would teach the hands touches they did not make)
             self._learn_hands(change.best, change.measurement)
+            if self.changes and self.changes[-1] is change:
+                # ... and an unmeasured arm its holders' places and pawns' height, once the arm has rested after it
+                self._learn_height(list(change.before), change.best, change)
 
     def _learn_hands(self, best: Candidate, m: Measurement) -> None:
         """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling

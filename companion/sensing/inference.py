@@ -366,6 +366,7 @@ class Measurement:
     # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
     gesture: Any = field(default=None, compare=False, repr=False)
     touch_scale: float = field(default=1.0, compare=False, repr=False)   # a touch's located σ is about scale · σ
+    touch_astray: float = field(default=0.0, compare=False, repr=False)  # the share of gestures located astray
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
     # than the shape `touches` came through, touches, touches_by_size)
     other_touches: tuple = field(default=(), compare=False, repr=False)
@@ -392,6 +393,7 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
+                           touch_astray=later.touch_astray,
                            span_mm=later.span_mm, swing_before=self.swing_before,
                            swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2)
 
@@ -564,14 +566,16 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     from companion.sensing.touches import loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
-    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm)
+    ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
+                astray=m.touch_astray)
     if not m.other_touches:
         return ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
     terms, weights = [ll], [0.0]
     for lw, touches, by_size in m.other_touches:
         mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
-        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm))
+        terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
+                                 astray=m.touch_astray))
         weights.append(lw)
     return _logsumexp(terms) - _logsumexp(weights)
 
@@ -687,17 +691,23 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
             said[0] += p
             if sc > said[1]:
                 said[1:] = [sc, hi, c]
-    # which description is shown: where the hands were placed, the likeliest (the simplest of equals); where nothing
-    # placed them, the simplest (a beat's second touch is then a guess: the weighed masses alone may favour it,
-    # but that only says which like pawn is left, not that a hand took it)
+    # which description is shown: where the hands were placed, what they likeliest did (took the pawn off, or moved
+    # it onto a like pawn: the kinds summed over the holders, the simpler of equals) at its likeliest holders — a
+    # beat whose second touch is placed loosely spreads over many holders, each less likely than the removal, while
+    # the hands together say a beat; where nothing placed them, the simplest (a beat's second touch is then a guess:
+    # the weighed masses alone may favour it, but that only says which like pawn is left, not that a hand took it)
     placed = any(tc.x is not None for tc in m.touches)
     out = []
     for key, (p, sc, d2) in by_key.items():
-        told = sorted(tellings[key].values(), key=lambda e: (-round(e[0] / p, 9), KIND_ORDER[e[3].kind]) if placed
+        kinds: dict[str, float] = {}
+        for e in tellings[key].values():
+            kinds[e[3].kind] = kinds.get(e[3].kind, 0.0) + e[0]
+        told = sorted(tellings[key].values(),
+                      key=lambda e: (-round(kinds[e[3].kind] / p, 9), KIND_ORDER[e[3].kind], -e[0]) if placed
                       else (KIND_ORDER[e[3].kind], -e[0]))
         shown, hi, c = told[0][0], told[0][2], told[0][3]
         out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
-                          tuple((e[3], e[0]) for e in told[1:])))
+                          tuple((e[3], e[0]) for e in sorted(told[1:], key=lambda e: -e[0]))))
     out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
     pairs.sort(key=lambda pr: -pr.weight)
     return out, pairs
@@ -764,16 +774,22 @@ def judge(ranked: list[Scored], m: Measurement, res: Resolution, *, final: bool,
     With `check` (the best's fit, fit.py), the probability that the model holds scales the confidence: before the
     last call a fit that leaves it below `ambiguous_below` waits for more readings; at the last call it is flagged.
     """
-    if ranked[0].candidate.kind == "none" and ranked[0].probability < 0.5 and len(ranked) > 1:
+    nothing = ranked[0].candidate.kind == "none" and len(ranked) > 1
+    fit = check(ranked[0]) if check is not None else FitCheck()
+    if nothing and (ranked[0].probability < 0.5 or (
+            final and mixed(ranked[0].probability, fit.holds, KIND_SHARE["none"]) < 0.5)):
         # "nothing changed" must beat every change together, not just each one: on the board, two
-        # hundred moves may each be less likely than no change while one of them surely happened
+        # hundred moves may each be less likely than no change while one of them surely happened. So too at the last
+        # look where the model it was judged by is disowned: the readings then say nothing, and a gesture that changed
+        # nothing is no likelier than it was before the hands came (a move never reported is never asked about, and
+        # the game would wait on it for good)
         ranked = [ranked[1], ranked[0]] + list(ranked[2:])
+        fit = check(ranked[0]) if check is not None else FitCheck()
     best = ranked[0]
     group = [s for s in ranked if s is best or indistinguishable(best.candidate, s.candidate, m, res,
                                                                    shift_a=best.shift, shift_b=s.shift)]
     mass = sum(s.probability for s in group)
     explained = best.distance2 <= explain_d2
-    fit = check(best) if check is not None else FitCheck()
     # before the last call, the best must also fit well: a poor fit is more often a disturbed
     # measurement than a real change no candidate quite matches
     decided = explained and (final or (mass >= decide_at and best.distance2 <= early_d2

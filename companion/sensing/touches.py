@@ -42,6 +42,7 @@ WEAK_CHECK_SHARE = 0.7
 # share of the pieces of a gesture found in more pieces than its touches, anywhere along the arm's span
 STRAY_SHARE = 0.1
 SPAN_MM = 300.0
+ASTRAY_MM = 40.0            # how much wider than the rest a gesture located astray misses (HandSpread learns its share)
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -458,7 +459,7 @@ class HandSpread:
     SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
     SCALE_PRIOR_LOG = math.log(2.0)                             # the prior on the scale: 1, give or take a factor of 2
     MISS_Z2 = 16.0         # a miss counts no worse than 4σ when it is judged alone (settling.py)
-    ASTRAY_MM = 40.0       # how much wider than the rest a touch located astray misses
+    ASTRAY_MM = ASTRAY_MM
     ASTRAY_PRIOR = 0.1     # the share of touches located astray, before any is seen ...
     ASTRAY_PRIOR_N = 10.0  # ... worth this many touches
     ASTRAY_MAX = 0.25      # strays are now and then: a table whose touches mostly miss far has a wide spread
@@ -641,7 +642,7 @@ def combined(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            miscount: float = math.log(0.25), floor: float = -8.0, scale: float = 1.0,
-           span_mm: float = SPAN_MM) -> float:
+           span_mm: float = SPAN_MM, astray: float = 0.0) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
@@ -649,17 +650,28 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     gesture, two touches the weight could not tell apart, a touch that changed nothing). Fewer touches than
     expected say nothing of where: a place fitted to two touches at once is neither's. More touches than
     expected are one touch found in pieces (a hand that pressed twice to seat a pawn, a dip in a noisy press):
-    `fragments` judges where each piece fell."""
+    `fragments` judges where each piece fell. As many as expected are judged as the hands were learned
+    (`HandSpread`): most gestures located at their scaled σ, a share `astray` of them located that much wider
+    again (ASTRAY_MM), so a gesture found far off costs what a stray costs at this table — not the Gaussian tail
+    of a scale learned from the tidy ones."""
     if not touches or not expected:
         return 0.0
     if len(touches) != len(expected):
         if len(touches) < len(expected):
             return miscount
         return miscount + fragments(touches, expected, jitter_mm=jitter_mm, scale=scale, span_mm=span_mm)
-    off = misfit(touches, expected, jitter_mm=jitter_mm, scale=scale)
-    if off is None:
+    near = _joint_misfit(touches, expected, jitter_mm, scale, 0.0)
+    if near is None:
         return 0.0
-    return max(floor * off[1], -0.5 * off[0])
+    d2, placed, logdet = near
+    ll = -0.5 * d2
+    if astray > 0.0:
+        far = _joint_misfit(touches, expected, jitter_mm, scale, ASTRAY_MM ** 2)
+        if far is not None:
+            # on the same scale (0: every touch where expected, located as the tidy gestures are)
+            wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
+            ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
+    return max(floor * placed, ll)
 
 
 def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
@@ -668,6 +680,14 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     order), as `loglik` judges them; None when they are not as many as expected or none was placed."""
     if len(touches) != len(expected):
         return None
+    off = _joint_misfit(touches, expected, jitter_mm, scale, 0.0)
+    return None if off is None else off[:2]
+
+
+def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float,
+                  wider_mm2: float) -> tuple[float, int, float] | None:
+    """(squared Mahalanobis distance, touches placed, log-determinant of their covariance) of as many touches as
+    expected, each touch's variance `wider_mm2` wider; None when none was placed."""
     idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
     if not idx:
         return None
@@ -677,11 +697,29 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
         if len(touches[i].cov) == len(touches):
             return touches[i].cov[j]
         return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[c2 * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) for j in idx] for i in idx]
+    c = [[c2 * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
     solved = _solve(c, r)
     if solved is None:
         return None
-    return sum(a * b for a, b in zip(r, solved[0])), len(idx)
+    return sum(a * b for a, b in zip(r, solved[0])), len(idx), _logdet(c)
+
+
+def _logdet(m: list[list[float]]) -> float:
+    """log det of a small symmetric positive-definite matrix (Cholesky); -inf when it is not."""
+    n = len(m)
+    low = [[0.0] * n for _ in range(n)]
+    total = 0.0
+    for i in range(n):
+        for j in range(i + 1):
+            s = m[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
+            if i == j:
+                if s <= 0.0:
+                    return -math.inf
+                low[i][i] = math.sqrt(s)
+                total += math.log(s)
+            else:
+                low[i][j] = s / low[j][j]
+    return total
 
 
 def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

@@ -115,19 +115,26 @@ def test_filters_by_game_and_player(browser, nights):
         context.close()
 
 
-def test_what_is_typed_into_the_filters_survives_an_answer_that_comes_in_meanwhile(browser, nights):
-    context, page = open_history(browser, nights, SIZES[0])
+def hold_plays(page, which):
+    """Holds the answers to the plays' requests that `which(url)` picks (until the test lets them through), as a
+    busy daemon can; the others go straight on. Returns the held routes."""
     held = []
-    holding = [True]
 
     def hold(route):
-        if holding[0]:
+        if which(route.request.url):
             held.append(route)
         else:
             route.continue_()
 
+    page.route("**/api/plays?*", hold)
+    return held
+
+
+def test_what_is_typed_into_the_filters_survives_an_answer_that_comes_in_meanwhile(browser, nights):
+    context, page = open_history(browser, nights, SIZES[0])
+    holding = [True]
     try:
-        page.route("**/api/plays?*", hold)
+        held = hold_plays(page, lambda url: holding[0])
         page.select_option(".hist-filters select >> nth=0", "imperial")
         page.wait_for_timeout(300)
         assert held, "the filtered request never went out: the test did not make the race it is about"
@@ -154,18 +161,9 @@ def test_what_is_typed_into_the_filters_survives_an_answer_that_comes_in_meanwhi
 
 def test_an_older_answer_that_comes_back_last_does_not_paint_over_the_newer_filter(browser, nights):
     context, page = open_history(browser, nights, SIZES[0])
-    held = []
-
-    def hold_the_unfiltered(route):
-        # the answer for "every play" is held until the player's filter has drawn, then let through: the order a
-        # busy daemon can answer in
-        if "player=" not in route.request.url and "/api/plays?" in route.request.url:
-            held.append(route)
-        else:
-            route.continue_()
-
     try:
-        page.route("**/api/plays?*", hold_the_unfiltered)
+        # the answer for "every play" is held until the player's filter has drawn, then let through
+        held = hold_plays(page, lambda url: "player=" not in url)
         page.select_option(".hist-filters select >> nth=0", "")
         page.fill(".hist-filters input[type=search]", "ZOE")
         page.press(".hist-filters input[type=search]", "Enter")

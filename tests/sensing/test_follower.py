@@ -348,6 +348,25 @@ def test_the_cells_sum_is_each_cell_read_at_every_instant_any_was():
     assert _summed([[], []]) == []
 
 
+def test_nothing_changed_waits_for_the_last_look_after_a_lift_the_slow_cells_blurred():
+    # foreign arm, quiet (10 SPS), seed 9207, turn 9: an M (6 g) moved one holder, its lift and put-down seen by the
+    # cells as steps of 1.6 g; "nothing changed" was decided 0.4 s after the hands left, from a rest read 4.5σ short
+    # of the move's torque, and the move was never asked about. A step the cells resolve is a pawn handled.
+    from types import SimpleNamespace
+
+    from companion.sensing.touches import Touch
+    sc = TableScript(MODEL, "quiet-10sps", seed=11, hands=STEADY)
+    sc.wait(1)
+    f, _ = follow(sc)
+    nothing = SimpleNamespace(ranked=[SimpleNamespace(candidate=SimpleNamespace(kind="none"))])
+
+    def touched(*lifted):
+        return SimpleNamespace(touches=tuple(Touch(0.4 * i, 0.4 * i + 0.3, 0.0, 10.0, g) for i, g in enumerate(lifted)))
+    assert f._handled_for_nothing(nothing, touched(1.55, -1.58))
+    assert not f._handled_for_nothing(nothing, touched(-0.011))       # a press that moved no weight: a mere touch
+    assert not f._handled_for_nothing(nothing, touched())
+
+
 def test_nothing_changed_is_judged_at_the_last_look_when_the_hands_lifted_and_set_down_a_pawn():
     # a pawn lifted and put back where it was changes nothing; but a move of like pawns changes the torque alone,
     # which an early look at a swing may miss: "nothing" then waits for the swing's rest, a mere touch does not

@@ -75,6 +75,19 @@ def test_a_beat_of_like_pawns_the_hands_show_is_told_as_the_beat():
     assert (best.candidate.kind, best.candidate.from_holder, best.candidate.to_holder) == ("beat", "W3", "W5")
 
 
+def test_a_beat_whose_second_touch_is_placed_loosely_is_told_as_a_beat_flagged():
+    # foreign arm, quiet (10 SPS), seed 9503: an L moved W1 → W5 onto an L, its second touch placed to tens of mm,
+    # was printed as the mover's removal (flagged): each beat, spread over the like pawns near that touch, was less
+    # likely than the removal, while together the hands said a second touch that a removal does not make
+    pawns = weighed(("W3", "L"), ("W1", "L"), ("W2", "L"), ("W4", "L"), ("W5", "L"), ("W6", "L"), ("W7", "L"))
+    m = touched(measure(-10.0, -10.0 * GEO.x["W3"]), (GEO.x["W3"], 3.0, 10.0), (GEO.x["W5"], 60.0, 0.0))
+    top = verdict(pawns, m, final=True).ranked[0]
+    removal = [q for c, q in top.retold if c.kind == "remove"]
+    assert (top.candidate.kind, top.candidate.from_holder, top.candidate.to_holder) == ("beat", "W3", "W5")
+    assert top.described < 0.99 and removal and removal[0] > top.described     # flagged: the removal is likelier alone
+    assert [q for _, q in top.retold] == sorted((q for _, q in top.retold), reverse=True)
+
+
 def test_a_removal_the_hands_cannot_tell_from_a_beat_is_flagged():
     # no touch placed: the pawn in W3 may have been taken off, or moved onto a like pawn and that one taken
     from companion.sensing.events import Change
@@ -103,6 +116,24 @@ def test_two_pawns_whose_moves_torque_alike_are_flagged_not_guessed():
 def test_nothing_changed_is_a_candidate():
     v = verdict(weighed(("E1", "L")), measure(0.01, 2.0))
     assert v.ranked[0].candidate.kind == "none" and v.decided
+
+
+def test_nothing_changed_judged_by_a_model_the_readings_disown_is_not_the_verdict():
+    # foreign arm, quiet, seed 9207, turn 9: an M moved one holder, read at the last look as 75 ± 12 g·mm where the
+    # move says 107, while the swing's residuals stood 54 times the accelerometer's noise. "Nothing changed" ranked
+    # first, flagged, and a change with no move in it is never reported: the game waited on that turn for good.
+    # Where the model fails the readings say nothing, and nothing changing is no likelier than before the hands came.
+    from companion.sensing.fit import FitCheck
+    pawns = weighed(("E1", "M"), ("E4", "M"), ("W5", "M"), ("E6", "L"))
+    m = measure(0.0, -40.0, st=16.0)
+    ranked = rank(enumerate_candidates(GEO, pawns), m)
+    assert ranked[0].candidate.kind == "none" and ranked[0].probability > 0.5
+    holds = judge(ranked, m, Resolution(), final=True, check=lambda s: FitCheck(holds=1.0))
+    assert holds.ranked[0].candidate.kind == "none"
+    disowned = judge(ranked, m, Resolution(), final=True, check=lambda s: FitCheck(holds=0.0))
+    assert disowned.ranked[0].candidate.kind == "move" and disowned.ambiguous and disowned.confidence < 0.5
+    # before the last look the follower waits for more readings instead
+    assert judge(ranked, m, Resolution(), final=False, check=lambda s: FitCheck(holds=0.0)).ranked[0].candidate.kind == "none"
 
 
 def test_an_unexplained_change_is_not_decided():

@@ -330,3 +330,26 @@ def test_the_arm_answers_a_held_input_as_a_damped_spring_settles():
         want = 1 - math.exp(-ZETA * OMEGA * t) * (math.cos(wd * t) + ZETA * OMEGA / wd * math.sin(wd * t))
         assert h == pytest.approx(want, abs=1e-4)
     assert _response([], grid, [], _step_matrices(OMEGA, ZETA, STEP_S)) == []
+
+
+def test_a_gesture_located_far_off_costs_what_a_stray_costs_at_this_table():
+    """Our 10 SPS session 43002, turn 41: the hands had been learned tidy (scale 0.4, spread 4.4 mm, 2 % of the
+    gestures astray), and the move W5 → W7 had its two touches located 25 and 21 mm nearer the pivot than the
+    holders, the like pawn's W3 → W5 a holder pair nearer still. Judged by the tidy gestures' Gaussian alone the
+    touches ruled the true move out by 8.5 nats and a wrong move was applied at 0.991; judged as the hands were
+    learned (a share of gestures astray) they favour the other by less than the 1 % a decision needs."""
+    seen = [Touch(327.81, 328.7, -68.5, 8.0, 10.0, (63.4, 50.8)),
+            Touch(328.8, 330.26, -109.8, 8.8, -10.04, (50.8, 77.1))]
+    true, other = [-93.5, -130.8], [-56.1, -93.5]
+    hands = {"jitter_mm": 4.4, "scale": 0.397}
+
+    def margin(astray: float) -> float:
+        return loglik(seen, other, astray=astray, **hands) - loglik(seen, true, astray=astray, **hands)
+    assert margin(0.0) > math.log(99.0)            # the tidy Gaussian alone: sure of the wrong move
+    assert 0.0 < margin(0.019) < math.log(99.0)    # still the likelier, but not sure
+    # a gesture located where the hands touched still tells the two moves apart on its own, even at a table whose
+    # gestures go astray as often as HandSpread allows
+    placed = [Touch(327.81, 328.7, -93.0, 8.0, 10.0, (63.4, 50.8)),
+              Touch(328.8, 330.26, -131.5, 8.8, -10.04, (50.8, 77.1))]
+    for astray in (0.0, 0.019, HandSpread.ASTRAY_MAX):
+        assert loglik(placed, true, astray=astray, **hands) - loglik(placed, other, astray=astray, **hands) > math.log(99.0)

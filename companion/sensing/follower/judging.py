@@ -87,7 +87,8 @@ class Judging:
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
                         tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.scale, other_touches=others, drift=drift,
+                        self.hands.gain, gesture, touch_scale=self.hands.scale,
+                        touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (), **swung)
         return m, board
 
@@ -148,13 +149,16 @@ class Judging:
         return out
 
     def _handled_for_nothing(self, verdict, m: Measurement) -> bool:
-        """Whether "nothing changed" is the verdict on a gesture whose touches lifted or set down a pawn's weight:
-        a pawn put back where it was, or — far likelier — a move the swing has not yet shown. Only the swing's
-        rest tells the two apart (a move of like pawns changes the torque alone), so it is judged at the last look."""
+        """Whether "nothing changed" is the verdict on a gesture the hands made: a pawn put back where it was, or —
+        far likelier — a move the swing has not yet shown. Only the swing's rest tells the two apart (a move of like
+        pawns changes the torque alone), so it is judged at the last look — whenever a touch took or left weight the
+        cells resolve, however little of a pawn's: cells at 10 SPS blur a quick lift (foreign arm, quiet, seed 9207:
+        an M moved one holder, its lift seen as 1.6 of its 6 g, and the rest read 0.4 s after the hands left 4.5σ
+        short of the move's torque, so "nothing changed" was decided then and the move never asked about)."""
         if verdict.ranked[0].candidate.kind != "none" or not m.touches:
             return False
-        pawn = 0.5 * min(self.geo.mass.values())
-        return any(abs(tc.lifted) >= pawn for tc in m.touches)
+        resolved = self.s.resolution.group_distance * self.s.resolution.weight_g
+        return any(abs(tc.lifted) >= resolved for tc in m.touches)
 
     def _rank(self, t: float, m: Measurement, board_state, final: bool):
         """Candidates ranked against `m` (each at the swing it would leave, when `m` has a fan)."""

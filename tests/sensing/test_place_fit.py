@@ -99,6 +99,6 @@ def test_without_a_game_the_changes_no_other_account_explains_teach_the_places()
         for change in {id(e.change): e.change for e in f.feed(*row) if e.change is not None}.values():
             if change.confidence >= 0.999:
                 f.learn_from(change)
-    assert len(f.place_fit.looks) >= 6
+    assert len(f.place_fit.looks) >= 4
     for h in ("E3", "W3", "E5", "W5"):
         assert abs(f.geo.x[h] - (MODEL.by_id[h].x_mm + OFF[h])) < 0.5 * abs(OFF[h])

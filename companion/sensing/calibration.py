@@ -104,7 +104,10 @@ class ArmCalibration:
         return None
 
     def geometry(self, model: Model) -> Geometry:
-        return Geometry.from_model(model, holder_x=self.holder_x, tip_torque=self.tip_torque)
+        """The arm as sensing reads it: a holder whose place no calibration measured is where the model draws it,
+        give or take what home-made arms differ by (inference.holder_sigma_mm)."""
+        return Geometry.from_model(model, holder_x=self.holder_x, tip_torque=self.tip_torque,
+                                   unmeasured=[h.id for h in model.holders if h.id not in self.holder_x])
 
     def swing(self) -> ArmSwing:
         """The arm's swing as physics (the prior the follower starts from)."""
@@ -877,7 +880,7 @@ def holders_problem(model: Model, holder_x: Mapping[str, float]) -> tuple[str, s
             return h.id, (f"{h.id} measured at {x:+.1f} mm, nearer {toward.id}'s place in the model "
                           f"({toward.x_mm:+.1f} mm) than its own ({h.x_mm:+.1f} mm): was the pawn in {h.id}? If your "
                           "arm's holders sit elsewhere, describe them in a model file")
-        if toward is None:
+        if toward is None and x != h.x_mm:
             inner = by_x[i - 1] if x > h.x_mm else by_x[i + 1]
             if abs(x - h.x_mm) > 0.5 * abs(h.x_mm - inner.x_mm):
                 return h.id, (f"{h.id} measured at {x:+.1f} mm, more than half a holder's spacing beyond its place "

@@ -10,9 +10,9 @@ the arm:
     (κ − h·M1)·sin θ1 − (κ − h·M0)·sin θ0 = Σ_j a_j·x_j,   i.e.   h·(sin θ1·M1 − sin θ0·M0) = κ·(sin θ1 − sin θ0) − Σ_j a_j·x_j
 
 — one look at h, as sure as the two rests were fitted. Against a prior of pawns at the pivot's height, known to
-a couple of centimetres, the looks give h by least squares. The holders' places are not learned this way: tried,
-they absorbed whatever else the torque model leaves out and moved confidently astray on an arm built to its model
-(docs/sensing.md). Pure: the follower keeps the looks in its memory.
+a couple of centimetres, the looks give h by least squares. This is for an arm whose holders were measured (the
+walk); where nobody measured them either, place_fit.py learns their places and h together from the same looks.
+Pure: the follower keeps the looks in its memory.
 """
 
 from __future__ import annotations

@@ -55,12 +55,18 @@ class Geometry:
     tip_torque: float
     tip_sigma: float
     order: tuple[str, ...]
+    # where the holders nobody measured may sit about `x`: their covariance (mm², holder -> holder -> value), each
+    # holder's own error and the spacing's (from_model), narrowed as confirmed changes show them (place_fit.py)
+    x_cov: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @classmethod
     def from_model(cls, model: Model, *, holder_x: Mapping[str, float] | None = None,
-                   tip_torque: float | None = None) -> "Geometry":
+                   tip_torque: float | None = None, unmeasured: Iterable[str] = ()) -> "Geometry":
+        """The model's arm, its holders where `holder_x` measured them; those named `unmeasured` carry the
+        uncertainty of a home-made arm's holders (`holder_sigma_mm` each, UNMEASURED_SPACING all together)."""
         holder_x = holder_x or {}
         phys = model.physics
+        loose = set(unmeasured)
         return cls(
             x={h.id: float(holder_x.get(h.id, h.x_mm)) for h in model.holders},
             capacity={h.id: h.capacity for h in model.holders},
@@ -70,7 +76,34 @@ class Geometry:
             tip_torque=model.tip_torque if tip_torque is None else tip_torque,
             tip_sigma=phys.tip_sigma_gmm,
             order=tuple(h.id for h in model.holders),
+            x_cov={a: {b: (holder_sigma_mm(model, a) ** 2 if a == b else 0.0)
+                          + (UNMEASURED_SPACING ** 2) * model.by_id[a].x_mm * model.by_id[b].x_mm for b in sorted(loose)}
+                   for a in sorted(loose)},
         )
+
+
+# A holder nobody measured sits where the arm's maker put it, not where the model draws it. The calibration takes a
+# holder a third of the way to its neighbour's place as the most a believable arm is off (`holders_problem` refuses
+# beyond half of it): that as 2σ of each holder's own error, and a spacing off by a few per cent as a whole (one saw
+# cut, one ruler) as 2σ of 4 %. What this leaves in a candidate's torque is `Candidate.c_place`.
+UNMEASURED_SPACING = 0.02
+
+
+def holder_sigma_mm(model: Model, holder: str) -> float:
+    """1σ of where an unmeasured holder sits about its place in the model: a sixth of the gap to its nearest
+    neighbour (a third of the way there is 2σ off)."""
+    x = model.by_id[holder].x_mm
+    gap = min((abs(o.x_mm - x) for o in model.holders if o.id != holder and o.x_mm != x), default=abs(x))
+    return gap / 6.0
+
+
+def place_variance(geo: Geometry, moved: Mapping[str, float]) -> float:
+    """The variance the holders' unmeasured places leave in a torque Σ a_j·x_j (`moved`: holder -> a_j, grams)."""
+    cov = geo.x_cov
+    if not cov:
+        return 0.0
+    loose = [(h, a) for h, a in moved.items() if a and h in cov]
+    return sum(a * b * cov[h][k] for h, a in loose for k, b in loose)
 
 
 @dataclass(frozen=True)
@@ -100,10 +133,16 @@ def nominal_pawns(geo: Geometry, pawns: Iterable[tuple[str, str]]) -> list[Track
 
 
 def model_torque(geo: Geometry, pawns: Sequence[TrackedPawn]) -> tuple[float, float]:
-    """(Σ x·m, its variance) of the pawns."""
+    """(Σ x·m, its variance: the pawns' masses and the holders' unmeasured places) of the pawns."""
     x = geo.x
-    return (sum(x[p.holder] * p.mass_g for p in pawns),
-            sum((x[p.holder] * p.sigma_g) ** 2 for p in pawns))
+    tau = sum(x[p.holder] * p.mass_g for p in pawns)
+    var = sum((x[p.holder] * p.sigma_g) ** 2 for p in pawns)
+    if geo.x_cov:
+        held: dict[str, float] = {}
+        for p in pawns:
+            held[p.holder] = held.get(p.holder, 0.0) + p.mass_g
+        var += place_variance(geo, held)
+    return tau, var
 
 
 @dataclass(frozen=True)
@@ -124,6 +163,9 @@ class Candidate:
     c_wt: float = 0.0
     c_tt: float = 0.0
     d_inertia: float = 0.0                      # what it adds to the arm's moment of inertia, Σ m·x² (g·mm²)
+    # the torque's variance from holders nobody measured (place_variance): apart from c_tt, since it blurs what the
+    # readings say of each candidate, not what a long look could tell apart on the arm as it is
+    c_place: float = 0.0
     touch_x: tuple[float, ...] = field(default=(), compare=False)   # where the hands would touch, in order (mm)
     # how to apply it to the tracked pawns: indices removed, index moved and where, sizes placed
     take: tuple[int, ...] = field(default=(), compare=False)
@@ -180,8 +222,10 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     x = geo.x
     mw = mt = cww = cwt = ctt = di = 0.0
     removed, added = [], []
+    moved: dict[str, float] = {}     # each holder's net change of mass (g)
     for i in take:
         p = pawns[i]
+        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
         gx = x[p.holder]
         v = p.sigma_g * p.sigma_g
         mw -= p.mass_g
@@ -194,6 +238,8 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     if relocate is not None:
         i, dest = relocate
         p = pawns[i]
+        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
+        moved[dest] = moved.get(dest, 0.0) + p.mass_g
         dx = x[dest] - x[p.holder]
         mt += dx * p.mass_g
         di += p.mass_g * (x[dest] ** 2 - x[p.holder] ** 2)
@@ -203,6 +249,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     for holder, size in put:
         gx = x[holder]
         m = geo.mass[size]
+        moved[holder] = moved.get(holder, 0.0) + m
         v = geo.mass_sigma[size] ** 2
         mw += m
         mt += gx * m
@@ -222,7 +269,8 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     else:
         touched = ()
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, touch_x=touched, take=tuple(take), relocate=relocate, put=tuple(put), **desc)
+                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, take=tuple(take),
+                     relocate=relocate, put=tuple(put), **desc)
 
 
 def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
@@ -432,12 +480,12 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
     if m.censored1:
         pred = m.tau0 + shift + c.mean_t
-        var = m.var_tau0 + c.c_tt + m.tip_var + (m.rel_t * c.mean_t) ** 2
+        var = m.var_tau0 + c.c_tt + c.c_place + m.tip_var + (m.rel_t * c.mean_t) ** 2
         z = (m.censored1 * pred - m.tip_torque) / math.sqrt(var) if math.isfinite(var) else 0.0
         lt = _log_phi(z) if math.isfinite(var) else 0.0
         d2w = rw * rw / sww
         return -0.5 * d2w - 0.5 * math.log(sww) + lt + _hands(c, m), d2w + (z * z if z < 0 else 0.0)
-    stt = c.c_tt + m.var_tau0 + var1 + (m.rel_t * c.mean_t) ** 2
+    stt = c.c_tt + c.c_place + m.var_tau0 + var1 + (m.rel_t * c.mean_t) ** 2
     if not math.isfinite(stt):
         d2 = rw * rw / sww
         return -0.5 * d2 - 0.5 * math.log(sww) + _hands(c, m), d2

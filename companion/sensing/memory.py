@@ -24,6 +24,7 @@ from companion.sensing.calibration import ArmCalibration
 from companion.sensing.drift import ZeroDrift
 from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, Belief, FollowerSettings
 from companion.sensing.height_fit import HeightFit
+from companion.sensing.place_fit import PlaceFit
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.touches import HandSpread
@@ -56,6 +57,9 @@ def memory_of(f: ArmFollower) -> dict:
         "drift_misses": [list(miss) for miss in f.drift.misses],
         # (an arm whose loaded stiffness nobody measured: what the confirmed changes said of its pawns' height)
         "height_looks": None if f.height_fit is None else [list(look) for look in f.height_fit.looks],
+        # (an arm whose holders nobody measured: what the confirmed changes said of their places, and of the height)
+        "place_looks": None if f.place_fit is None else [[b, [[h, a] for h, a in moved], y, v]
+                                                         for b, moved, y, v in f.place_fit.looks],
     }
 
 
@@ -64,6 +68,24 @@ def _number(data: Mapping[str, Any], key: str, where: str, *, low: float = -math
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
         raise ValueError(f"follower memory: {where}{key} must be a number from {low:g} to {high:g}, not {v!r}")
     return float(v)
+
+
+def _place_looks(looks: Any, geo) -> list:
+    """The place fit's looks as memory_of wrote them; ValueError names what does not fit."""
+    shape = (f"follower memory: place_looks must be a list of at most {PlaceFit.KEEP} [sin·mass change, "
+             "[[holder, grams], ...], torque g·mm, variance]")
+    if not isinstance(looks, list) or len(looks) > PlaceFit.KEEP:
+        raise ValueError(shape)
+    out = []
+    for k in looks:
+        if not (isinstance(k, list) and len(k) == 4 and isinstance(k[1], list) and all(
+                isinstance(e, list) and len(e) == 2 and e[0] in geo.x for e in k[1])):
+            raise ValueError(shape)
+        out.append((_number({"b": k[0]}, "b", "place_looks.", low=-1e4, high=1e4),
+                    tuple((h, _number({"a": a}, "a", "place_looks.", low=-1e4, high=1e4)) for h, a in k[1]),
+                    _number({"y": k[2]}, "y", "place_looks.", low=-1e7, high=1e7),
+                    _number({"v": k[3]}, "v", "place_looks.", low=1e-6, high=1e12)))
+    return out
 
 
 def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
@@ -76,7 +98,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "zeta_scale_var",
                                     "cells", "accel_noise_mad", "zero_w", "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
                                     "settling", "settling_fits", "drift_looks",
-                                    "drift_misses", "height_looks"})
+                                    "drift_misses", "height_looks", "place_looks"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
     f = ArmFollower(model, calibration, settings=settings)
@@ -167,6 +189,11 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
                                              for b, r, v in looks])
         f.height_fit = fit
         f.set_height(fit.height)
+    looks = memory.get("place_looks")      # (none in an older memory, or on an arm whose holders were measured)
+    if looks is not None and f.place_fit is not None:
+        f.place_fit = PlaceFit(f.geo.x, f.geo.x_cov, f.place_fit.prior[0][0] if f.place_fit.learns_height else None,
+                               _place_looks(looks, geo))
+        f.use_places()
     pending = memory.get("weigh_pending")
     if pending is not None:
         if not (isinstance(pending, list) and len(pending) == 5 and pending[2] in geo.x and pending[3] in geo.mass):

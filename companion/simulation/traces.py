@@ -196,7 +196,6 @@ class SensorSim:
         phys = self.table.model.physics
         arm = self.table.arm_mass_g
         built = {h.id: h.x_mm for h in self.table.model.holders}
-        modelled = {h.id: h.x_mm for h in self.model.holders} if self.model is not None else built
         return ArmCalibration(
             cells=tuple(CellCalibration(c.name, c.zero + c.share * arm * c.k, c.k) for c in self.cells),
             axis="ax", level_g=self.level,
@@ -204,7 +203,8 @@ class SensorSim:
             theta_max_deg=phys.theta_max_deg if theta_max_deg is None else theta_max_deg,
             swing_hz=self.table.omega / (2 * math.pi), damping=self.table.damping, swing_measured=True,
             pawn_height_mm=phys.pawn_height_mm, height_measured=True,
-            holder_x={h: x for h, x in built.items() if x != modelled[h]},
+            # (every holder: a perfect calibration knows where each one is, at the model's place or not)
+            holder_x=built,
             source=f"simulated sensors ({self.p.name})")
 
     def run(self, seconds: float) -> list[Row]:

@@ -174,7 +174,8 @@ class Companion:
                             for n in sorted(self.sensors.cal.offsets)),
                 axis="ax", level_g=0.0, kappa_gmm=self.model.physics.kappa_gmm,
                 theta_max_deg=self.model.physics.theta_max_deg, damping=self.table.damping,
-                swing_hz=self.table.omega / (2 * 3.141592653589793), swing_measured=True, source="simulated table")
+                swing_hz=self.table.omega / (2 * 3.141592653589793), swing_measured=True,
+                holder_x={h.id: h.x_mm for h in self.model.holders}, source="simulated table")
         return for_config(self.config)[0]
 
     def _build_arm_link(self) -> None:

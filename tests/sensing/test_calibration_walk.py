@@ -169,3 +169,8 @@ def test_a_bad_value_is_named_by_file_and_line(tmp_path, edit, needle):
         apply_file(ArmCalibration(cells=(CellCalibration("load0", 0, 1),)), load_file(p), MODEL)
     line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith(edit[1].split(" = ")[0]))
     assert needle in str(err.value) and str(err.value).split(":")[1] == str(line)
+
+
+def test_holders_measured_at_the_models_places_are_no_problem():
+    # a perfect calibration names every holder, the end ones at their model places too
+    assert holders_problem(MODEL, {h.id: h.x_mm for h in MODEL.holders}) is None

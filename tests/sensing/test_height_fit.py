@@ -3,6 +3,7 @@ reads its loaded torques through κ − Σ m·h, and keeps what it learned over 
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -71,10 +72,20 @@ def test_an_uncalibrated_follower_learns_the_height_and_keeps_it_over_a_restart(
     cal = uncalibrated(MODEL, sc.calibration())
     assert not cal.height_measured and cal.pawn_height_mm == 0.0
     f = follow(sc, ArmFollower(MODEL, cal))
-    assert f.height == pytest.approx(20.0, abs=3.0) and len(f.height_fit.looks) >= 12
+    # (its holders unmeasured too: the height is learned with their places, place_fit.py)
+    assert f.height == pytest.approx(20.0, abs=3.0) and len(f.place_fit.looks) >= 12
     # the loaded arm read through κ − Σ m·h: its τ_tip as loaded, and its swing slower for it
     assert f.live()["tip_torque_gmm"] == pytest.approx((KAPPA - f.height * 120.0) * 0.173648, abs=2.0)
     assert f.swing_model.height_mm == f.height
+    again = resume(MODEL, cal, json.loads(json.dumps(memory_of(f))))
+    assert again.height == pytest.approx(f.height) and again.place_fit.looks == f.place_fit.looks
+
+
+def test_an_arm_whose_holders_were_measured_learns_the_height_alone():
+    sc = play(20.0)
+    cal = replace(uncalibrated(MODEL, sc.calibration()), holder_x={h.id: h.x_mm for h in MODEL.holders})
+    f = follow(sc, ArmFollower(MODEL, cal))
+    assert f.place_fit is None and f.height == pytest.approx(20.0, abs=3.0) and len(f.height_fit.looks) >= 12
     again = resume(MODEL, cal, json.loads(json.dumps(memory_of(f))))
     assert again.height == pytest.approx(f.height) and again.height_fit.looks == [tuple(k) for k in f.height_fit.looks]
 
@@ -89,6 +100,7 @@ def test_a_measured_height_is_not_learned_over():
 def test_a_bad_memory_of_the_height_is_refused():
     sc = play(0.0, seed=4)
     cal = uncalibrated(MODEL, sc.calibration())
+    cal = replace(cal, holder_x={h.id: h.x_mm for h in MODEL.holders})
     memory = memory_of(ArmFollower(MODEL, cal))
     memory["height_looks"] = [[1.0, "high", 4.0]]
     with pytest.raises(ValueError, match="height_looks"):

@@ -6,7 +6,7 @@ import pytest
 
 from companion.games.balance_model import load_model
 from companion.sensing.inference import (Geometry, Measurement, Resolution, TrackedPawn, apply_candidate,
-                                         chosen_move, enumerate_candidates, judge, match_moves, rank)
+                                         chosen_move, enumerate_candidates, judge, match_moves, model_torque, rank)
 
 MODEL = load_model("A")
 GEO = Geometry.from_model(MODEL)
@@ -322,3 +322,42 @@ def test_the_checks_tails_are_the_distributions_own():
     assert bayes_bound(0.5) == 1.0 and bayes_bound(0.01) == pytest.approx(0.125, abs=1e-3)
     assert judged([("x", 0.0, 1.0, 0.9)]).holds == 1.0 and judged([("x", 0.0, 1.0, 0.01)]).holds > 0.99
     assert judged([("x", 0.0, 1.0, 1e-6)]).holds < 0.05
+
+
+def _move_reading(geo, pawns, source, dest, dtau):
+    """The ranked accounts of a like pawn's move that turned the arm by `dtau`, the rest read to ±4 g·mm."""
+    m = measure(0.0, dtau, tau0=GEO.x[source] * 10.0)
+    return rank(enumerate_candidates(geo, pawns), m)
+
+
+def test_a_holder_nobody_measured_blurs_its_torque_so_a_neighbour_is_never_named_for_sure():
+    # the arm as built: E4 6.3 mm further out, W3 4.3 mm further out than the model draws them; an L pawn moved E4 → W3
+    pawns = weighed(("E4", "L"))
+    built = {**GEO.x, "E4": GEO.x["E4"] + 6.3, "W3": GEO.x["W3"] - 4.3}
+    dtau = (built["W3"] - built["E4"]) * 10.0
+    # read with the model's places as exact (as a calibration that measured them at the model's place would):
+    # 106 g·mm off the true move and nearer E4 → W4, which wins at certainty
+    measured = Geometry.from_model(MODEL, holder_x=dict(GEO.x))
+    sure = _move_reading(measured, pawns, "E4", "W3", dtau)
+    assert sure[0].candidate.to_holder == "W4" and sure[0].probability > 0.999
+    # nobody measured them: each holder is known to a sixth of its gap (19 mm here), the spacing to 2 %
+    loose = Geometry.from_model(MODEL, unmeasured=GEO.order)
+    assert loose.x_cov["E4"]["E4"] == pytest.approx((19.0 / 6) ** 2 + (0.02 * 76.0) ** 2)
+    assert loose.x_cov["E4"]["W3"] == pytest.approx(-(0.02 ** 2) * 76.0 * 57.0)
+    ranked = _move_reading(loose, pawns, "E4", "W3", dtau)
+    assert ranked[0].probability < 0.99
+    assert {s.candidate.to_holder for s in ranked[:2]} == {"W3", "W4"}
+    # the same reading on holders measured where they are: the true move, sure
+    exact = _move_reading(Geometry.from_model(MODEL, holder_x=built), pawns, "E4", "W3", dtau)
+    assert exact[0].candidate.to_holder == "W3" and exact[0].probability > 0.999
+
+
+def test_only_the_holders_no_calibration_placed_are_uncertain():
+    from companion.sensing.calibration import ArmCalibration
+
+    walked = ArmCalibration(cells=(), holder_x={"E1": 131.2, "E4": 77.0}).geometry(MODEL)
+    assert "E1" not in walked.x_cov and "E4" not in walked.x_cov and walked.x_cov["W1"]["W1"] > 0
+    assert ArmCalibration(cells=(), holder_x=dict(GEO.x)).geometry(MODEL).x_cov == {}
+    # a pawn on unmeasured holders: the torque the arm resting on the board is credited with is as uncertain
+    tau, var = model_torque(walked, weighed(("W1", "L")))
+    assert var > 100.0 * walked.x_cov["W1"]["W1"]

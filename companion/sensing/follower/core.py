@@ -14,6 +14,7 @@ from companion.sensing.filters import NoiseEstimate, TiltDebouncer
 from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
                                          rank)
 from companion.sensing.height_fit import HeightFit
+from companion.sensing.place_fit import PlaceFit
 from companion.sensing.settling import Settling
 from companion.sensing.touches import HandSpread
 
@@ -47,8 +48,14 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.geo = calibration.geometry(model)
         self.kappa = calibration.kappa_gmm       # the empty arm's; a loaded one's is _kappa_for
         self.height = calibration.pawn_height_mm
-        # an arm whose loaded stiffness nobody measured learns how high its pawns sit from the confirmed changes
-        self.height_fit = None if calibration.height_measured else HeightFit(calibration.pawn_height_mm)
+        # an arm whose holders nobody measured learns where they sit from the confirmed changes — and how high its
+        # pawns sit with them when that was not measured either (place_fit.py); one whose holders were measured
+        # learns the height alone
+        self.place_fit = (PlaceFit(self.geo.x, self.geo.x_cov,
+                                   None if calibration.height_measured else calibration.pawn_height_mm)
+                          if self.geo.x_cov else None)
+        self.height_fit = (None if calibration.height_measured or self.place_fit is not None
+                           else HeightFit(calibration.pawn_height_mm))
         self._height_pending: tuple | None = None     # the change confirmed last, until the arm has rested after it
         self.s_max = math.sin(math.radians(calibration.theta_max_deg))
         self.axis = calibration.axis if calibration.accelerometer else None

@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from companion.sensing.drift import MIN_SPELL_S
 from companion.sensing.height_fit import HeightFit
+from companion.sensing.place_fit import PlaceFit
 from companion.sensing.events import Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
@@ -162,25 +163,57 @@ class Learning:
         its errors lean with the swing the follower predicted from the height it is learning)."""
         m = change.measurement
         self._height_pending = None
-        if self.height_fit is None or m.censored1 or self.board0 or not math.isfinite(m.var_tau0):
+        if ((self.height_fit is None and self.place_fit is None) or m.censored1 or self.board0
+                or not math.isfinite(m.var_tau0)):
             return
         after = apply_candidate(self.geo, list(pool), best, placed_mass=self._placed_mass(best, m))
         m0, m1 = sum(p.mass_g for p in pool), sum(p.mass_g for p in after)
-        moved = model_torque(self.geo, after)[0] - model_torque(self.geo, pool)[0]
+        net: dict[str, float] = {}       # each holder's net change of mass
+        for p in after:
+            net[p.holder] = net.get(p.holder, 0.0) + p.mass_g
+        for p in pool:
+            net[p.holder] = net.get(p.holder, 0.0) - p.mass_g
         # (the rest before was read through the stiffness the follower had then)
-        self._height_pending = (change, m.tau0 / self._kappa_for(m0), m0, m1, moved, m.var_tau0 + best.c_tt)
+        self._height_pending = (change, m.tau0 / self._kappa_for(m0), m0, m1, net, m.var_tau0 + best.c_tt)
 
     def _learn_height_after(self, tau1: float, var_tau1: float) -> None:
         """The rest the arm kept until the next hand, after the change confirmed last: the look at the height."""
         pending, self._height_pending = self._height_pending, None
         if pending is None or not self.changes or self.changes[-1] is not pending[0]:
             return
-        change, sin0, m0, m1, moved, var = pending
+        change, sin0, m0, m1, net, var = pending
         if abs(self._pawn_mass() - m1) > 0.5:
             return
-        kappa1 = self._kappa_for(m1)
-        self.set_height(self.height_fit.add(HeightFit.look(self.kappa, sin0, m0, tau1 / kappa1, m1, moved,
-                                                           var + var_tau1)))
+        sin1 = tau1 / self._kappa_for(m1)
+        if self.place_fit is not None:
+            self._learn_places(sin0, m0, sin1, m1, net, var + var_tau1)
+            return
+        moved = sum(a * self.geo.x[h] for h, a in net.items())
+        self.set_height(self.height_fit.add(HeightFit.look(self.kappa, sin0, m0, sin1, m1, moved, var + var_tau1)))
+
+    def _learn_places(self, sin0: float, m0: float, sin1: float, m1: float, net: Mapping[str, float],
+                      var: float) -> None:
+        """An arm whose holders nobody measured: one confirmed change as a look at where the holders it touched sit
+        (and at the pawns' height, when nobody measured that either); the candidates from then on are predicted
+        from the places learned, with what is still uncertain of them (place_fit.py)."""
+        fit = self.place_fit
+        known = sum(a * self.geo.x[h] for h, a in net.items() if h not in fit.index)
+        if not fit.learns_height:
+            known += self.height * (sin1 * m1 - sin0 * m0)
+        if fit.add(PlaceFit.look(self.kappa, sin0, m0, sin1, m1, net, known, var)):
+            self.use_places()
+
+    def use_places(self) -> None:
+        """The holders' places (and the pawns' height) as the place fit has them now: every account of the pawns is
+        predicted from them."""
+        fit = self.place_fit
+        if fit.learns_height:
+            self.set_height(fit.height)
+        self.geo = replace(self.geo, x={**self.geo.x, **fit.places()}, x_cov=fit.place_cov())
+        for b in self.beliefs:
+            b.candidates = enumerate_candidates(self.geo, b.pawns)
+        if self.board0:
+            self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
 
     def set_height(self, height_mm: float) -> None:
         """The pawns' height above the pivot the follower reads the loaded arm with (its stiffness and its swing)."""
@@ -193,6 +226,9 @@ class Learning:
         if change.best is not None and not change.flagged:
             # (a description in doubt would teach the hands touches they did not make)
             self._learn_hands(change.best, change.measurement)
+            if self.changes and self.changes[-1] is change:
+                # ... and an unmeasured arm its holders' places and pawns' height, once the arm has rested after it
+                self._learn_height(list(change.before), change.best, change)
 
     def _learn_hands(self, best: Candidate, m: Measurement) -> None:
         """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling

@@ -22,29 +22,11 @@ import math
 from typing import Mapping, Sequence
 
 from companion.sensing.height_fit import FLOOR_GMM, MAX_HEIGHT_MM, OUTLIER_Z, PRIOR_HEIGHT_MM
+from companion.sensing.linear import solve_symmetric
 
 # (the height's change of sin·mass, each holder's net change of mass (g), κ·Δsin less what the measured holders and a
 # measured height account for (g·mm), the variance of that (g·mm²))
 Look = tuple[float, tuple[tuple[str, float], ...], float, float]
-
-
-def _invert(a: list[list[float]]) -> list[list[float]]:
-    """The inverse of a symmetric positive definite matrix (Gauss-Jordan with partial pivoting)."""
-    n = len(a)
-    m = [row[:] + [1.0 if i == j else 0.0 for j in range(n)] for i, row in enumerate(a)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        m[c], m[p] = m[p], m[c]
-        piv = m[c][c]
-        if piv == 0.0:
-            raise ValueError("singular")
-        inv = 1.0 / piv
-        m[c] = [v * inv for v in m[c]]
-        for r in range(n):
-            if r != c and m[r][c] != 0.0:
-                f = m[r][c]
-                m[r] = [vr - f * vc for vr, vc in zip(m[r], m[c])]
-    return [row[n:] for row in m]
 
 
 class PlaceFit:
@@ -68,7 +50,7 @@ class PlaceFit:
             for j, b in enumerate(self.holders):
                 p0[i + off][j + off] = cov[a].get(b, 0.0)
         self.prior = (mean0, p0)
-        self._info0 = _invert(p0) if n else []
+        self._info0 = _inverse(p0)
         self._eta0 = [sum(self._info0[i][j] * mean0[j] for j in range(n)) for i in range(n)]
         self.looks: list[Look] = []
         self.mean, self.cov = mean0, p0
@@ -121,22 +103,44 @@ class PlaceFit:
         spread = sum(g[i] * self.cov[i][j] * g[j] for i in range(n) if g[i] for j in range(n) if g[j])
         if (y - pred) ** 2 > OUTLIER_Z ** 2 * (var + spread):
             return False
+        self._take(g, y, var)
+        self.looks.append(look)
+        if len(self.looks) > self.KEEP:
+            # the oldest look given up: the fit from the prior and the looks kept (each taken once already, so not
+            # judged again), solved once
+            self.looks = self.looks[-self.KEEP:]
+            self._info = [row[:] for row in self._info0]
+            self._eta = self._eta0[:]
+            for k in self.looks:
+                row = self._row(k)
+                if row is not None:
+                    self._take(row, k[2], k[3], solve=False)
+            self._solve()
+        return True
+
+    def _take(self, g: list[float], y: float, var: float, solve: bool = True) -> None:
+        n = len(g)
         for i in range(n):
             if g[i]:
                 self._eta[i] += g[i] * y / var
                 for j in range(n):
                     if g[j]:
                         self._info[i][j] += g[i] * g[j] / var
-        self.cov = _invert(self._info)
-        self.mean = [sum(self.cov[i][j] * self._eta[j] for j in range(n)) for i in range(n)]
-        self.looks.append(look)
-        if len(self.looks) > self.KEEP:
-            # (the oldest look given up: refit from the prior and the ones kept)
-            kept = self.looks[-self.KEEP:]
-            self._info = [row[:] for row in self._info0]
-            self._eta = self._eta0[:]
-            self.looks = []
-            self.mean, self.cov = self.prior[0][:], [row[:] for row in self.prior[1]]
-            for k in kept:
-                self.add(k)
-        return True
+        if solve:
+            self._solve()
+
+    def _solve(self) -> None:
+        solved = solve_symmetric(self._info, self._eta)
+        if solved is None:
+            raise ValueError("the place fit's information matrix is singular")
+        self.mean, self.cov = solved
+
+
+def _inverse(a: list[list[float]]) -> list[list[float]]:
+    """The inverse of a symmetric positive definite matrix (the prior's covariance, whose information starts the fit)."""
+    if not a:
+        return []
+    solved = solve_symmetric(a, [0.0] * len(a))
+    if solved is None:
+        raise ValueError("the holders' prior covariance is singular")
+    return solved[1]

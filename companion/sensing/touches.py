@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from operator import mul
 from typing import Callable, Sequence
 
+from companion.sensing.linear import solve_symmetric
+
 STEP_S = 0.002              # integration step of the arm's response
 MIN_TOUCH_S = 0.08          # a bump in the weight shorter than this is no hand
 MIN_GAP_S = 0.08            # a pause between touches must hold this long
@@ -203,24 +205,6 @@ def _response(us: Sequence[float], grid: Sequence[float], ts: Sequence[float],
     return out
 
 
-def _solve(m: list[list[float]], v: list[float]) -> tuple[list[float], list[list[float]]] | None:
-    """Solve m·x = v (symmetric, small) by Gauss-Jordan; also m⁻¹. None when singular."""
-    n = len(v)
-    a = [list(row) + [1.0 if i == j else 0.0 for j in range(n)] + [v[i]] for i, row in enumerate(m)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(a[r][c]))
-        if abs(a[p][c]) < 1e-18:
-            return None
-        a[c], a[p] = a[p], a[c]
-        piv = a[c][c]
-        a[c] = [x / piv for x in a[c]]
-        for r in range(n):
-            if r != c and a[r][c] != 0.0:
-                f = a[r][c]
-                a[r] = [x - f * y for x, y in zip(a[r], a[c])]
-    return [a[i][-1] for i in range(n)], [a[i][n:2 * n] for i in range(n)]
-
-
 def locate(angle: Sequence[tuple[float, float]], weights: Sequence[tuple[float, float]],
            touches: Sequence[tuple[float, float]], *, rest_before: float, w_before: float, w_after: float,
            kappa: float, omega: float, zeta: float, free: Sequence[tuple[float, float]], noise: float,
@@ -391,7 +375,7 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
     # a touch that began after the last free sample left no trace the fit can see: it stays unknown, and must not
     # make the system singular for the touches the free stretches did see
     seen = [p for p in range(size) if p >= k or m[p][p] > 0.0]
-    solved = _solve([[m[p][q] for q in seen] for p in seen], [0.0] * len(seen))
+    solved = solve_symmetric([[m[p][q] for q in seen] for p in seen], [0.0] * len(seen))
     if solved is None:
         return [list(unknown) for _ in mixes]
     inv = [[0.0] * size for _ in range(size)]
@@ -698,7 +682,7 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
             return touches[i].cov[j]
         return touches[i].sigma ** 2 if i == j else 0.0
     c = [[c2 * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
-    solved = _solve(c, r)
+    solved = solve_symmetric(c, r)
     if solved is None:
         return None
     return sum(a * b for a, b in zip(r, solved[0])), len(idx), _logdet(c)

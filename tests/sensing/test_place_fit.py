@@ -102,3 +102,20 @@ def test_without_a_game_the_changes_no_other_account_explains_teach_the_places()
     assert len(f.place_fit.looks) >= 4
     for h in ("E3", "W3", "E5", "W5"):
         assert abs(f.geo.x[h] - (MODEL.by_id[h].x_mm + OFF[h])) < 0.5 * abs(OFF[h])
+
+
+def test_past_the_looks_kept_the_fit_is_the_one_the_kept_looks_give_from_the_prior():
+    geo = Geometry.from_model(MODEL, unmeasured=MODEL.by_id)
+    fit = PlaceFit(geo.x, geo.x_cov)
+    built = {h: x + OFF.get(h, 0.0) for h, x in geo.x.items()}
+    rng = random.Random(7)
+    for _ in range(PlaceFit.KEEP + 15):
+        h = rng.choice(sorted(OFF))
+        a = rng.choice([10.0, -10.0, 6.0])
+        fit.add(PlaceFit.look(KAPPA, 0.0, 0.0, (a * built[h] + rng.gauss(0.0, 5.0)) / KAPPA, 0.0, {h: a}, 0.0, 25.0))
+    assert len(fit.looks) == PlaceFit.KEEP
+    again = PlaceFit(geo.x, geo.x_cov, looks=fit.looks)
+    assert len(again.looks) == PlaceFit.KEEP
+    for h in OFF:
+        assert fit.places()[h] == pytest.approx(again.places()[h], abs=1e-6)
+        assert fit.place_cov()[h][h] == pytest.approx(again.place_cov()[h][h], rel=1e-6)

@@ -383,3 +383,40 @@ def test_nothing_changed_is_judged_at_the_last_look_when_the_hands_lifted_and_se
     assert [round(tc.lifted) for tc in put_back.measurement.touches] == [10, -10]
     assert nudge.t - nudge.hands_off_t < 1.0
     assert put_back.t - put_back.hands_off_t >= f.s.max_wait_s
+
+
+def test_without_a_game_every_account_a_look_alike_move_leaves_is_kept(tmp_path, monkeypatch):
+    """Six like pawns, each of which moved one holder turns the arm alike: at 10 SPS, with the hands not yet learned,
+    the six accounts are as likely as each other. The daemon's game names the move at each turn; `companion analyze`
+    has none, and keeping four it dropped the true one (seed 0), so a later removal from E4 was read as a beat
+    elsewhere and every change after against pawns that were not there (foreign quiet seed 12009)."""
+    from companion.sensing import analysis
+    from companion.sensing.follower import MAX_BELIEFS, FollowerSettings
+
+    pawns = [("E1", "L"), ("E3", "L"), ("E5", "L"), ("W2", "L"), ("W4", "L"), ("W6", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=0, pawns=pawns, hands=STEADY)
+    sc.wait(3)
+    sc.move("E3", "E4", "L")
+    sc.wait(5)
+    sc.remove("E4", "L")
+    sc.wait(5)
+    f, events = follow(sc, pawns=pawns, settings=analysis.ANALYZE_SETTINGS)
+    assert events[0].event == "move" and events[0].ambiguous
+    assert brief(events[1:]) == [("remove", "L", "E4", None, None)]
+    assert f.occupancy == sorted([("E1", "L"), ("E5", "L"), ("W2", "L"), ("W4", "L"), ("W6", "L")])
+    # and analyze follows with them, where the daemon keeps its four
+    assert FollowerSettings().max_beliefs == MAX_BELIEFS < analysis.ANALYZE_SETTINGS.max_beliefs
+    built = []
+    real_init = ArmFollower.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        built.append(self)
+
+    monkeypatch.setattr(ArmFollower, "__init__", init)
+    sc.write(tmp_path / "trace.csv")
+    (tmp_path / "config.toml").write_text(sc.config_toml(), encoding="utf-8")
+    analysis.analyze(tmp_path / "trace.csv", analysis.load_setup(tmp_path / "config.toml"))
+    assert [b.s for b in built] == [analysis.ANALYZE_SETTINGS]
+    with pytest.raises(ValueError):
+        FollowerSettings(max_beliefs=0)

@@ -420,3 +420,26 @@ def test_without_a_game_every_account_a_look_alike_move_leaves_is_kept(tmp_path,
     assert [b.s for b in built] == [analysis.ANALYZE_SETTINGS]
     with pytest.raises(ValueError):
         FollowerSettings(max_beliefs=0)
+
+
+def test_a_change_cut_short_by_a_hand_pressing_the_arm_onto_the_board_is_judged_from_the_swing_before_it():
+    """On an arm whose swing nobody measured nothing is decided before a period of its slowest swing; a hand that
+    comes before that (here 1.4 s after the move) and presses the arm onto the board makes the follower judge the
+    quiet spell with what it gave. That spell's swing began where the arm last let go of the board *before* the
+    hand: read from the hand's own press it had no swing at all, "nothing changed" won and the move was never
+    reported (foreign quiet seed 12106, 64.5 s: a move M W6 → E1 lost; the rest had read -537 ± 17 g·mm 0.6 s
+    after the hands left, and ± 2122 at the hand)."""
+    from companion.simulation.calibrating import uncalibrated
+
+    pawns = [("E3", "L"), ("W5", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=0, pawns=pawns, hands=HandStyle(force_g=(80.0, 90.0),
+                                                                                 long_press_share=0.0))
+    sc.wait(3)
+    sc.move("E3", "E5", "L")
+    sc.wait(1.4)
+    press = sc.touch("W7")
+    sc.wait(5)
+    f, events = follow(sc, ArmFollower(MODEL, uncalibrated(MODEL, sc.calibration()), pawns=pawns))
+    assert brief(events) == [("move", "L", None, "E3", "E5")]
+    assert press.start <= events[0].t <= press.hands_off
+    assert f.occupancy == [("E5", "L"), ("W5", "L")]

@@ -49,7 +49,7 @@ class Judging:
         elif not self._accel_seen:
             tau1, var_tau1 = 0.0, math.inf
         else:
-            start = self._free_since()
+            start = self._free_since(t)
             period = 2 * math.pi / self._swing()[0]
             periods = self.s.min_fit_periods
             if self.swing_scale_var is not None and math.sqrt(self.swing_scale_var) > WIDE_REL:

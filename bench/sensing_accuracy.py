@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.games import balance_duels as bd  # noqa: E402
 from companion.games.balance_model import load_model  # noqa: E402
-from companion.sensing.analysis import LEARN_FROM  # noqa: E402
+from companion.sensing.analysis import ANALYZE_SETTINGS, LEARN_FROM  # noqa: E402
 from companion.simulation.evaluation import Summary, calibration_lines, score  # noqa: E402
 from companion.sensing.follower import ArmFollower  # noqa: E402
 from companion.simulation.traces import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
@@ -135,7 +135,7 @@ def follow(model, script: TableScript, *, standalone: bool, calibration: ArmCali
     """Run the follower over the trace (with `calibration`, by default the simulation's own, perfect); unless
     `standalone`, tell it which move each decided change was, as the daemon does once the game has applied it
     (narrowed to the legal moves, or asked the players)."""
-    follower = ArmFollower(model, calibration or script.calibration())
+    follower = ArmFollower(model, calibration or script.calibration(), settings=ANALYZE_SETTINGS if standalone else None)
     actions = script.actions
     starts = [a.start for a in actions]
     applied: set[int] = set()

@@ -22,7 +22,7 @@ from companion.games.balance_model import Model
 from companion.sensing.calibration import (ArmCalibration, CalibrationFileError, apply_file, calibration_path,
                                            from_config, load_file)
 from companion.sensing.events import EVENT_KINDS, ArmEvent
-from companion.sensing.follower import ArmFollower, FollowerSettings
+from companion.sensing.follower import MAX_BELIEFS_ON_BOARD, ArmFollower, FollowerSettings
 from companion.foundation.toml_lines import end_line, locate
 from companion.sensing.trace import TraceError, read_trace
 
@@ -177,9 +177,16 @@ class Result:
 LEARN_FROM = 0.999     # a change this sure, and not ambiguous, counts as confirmed
 
 
+# no game names the moves here: every account of the pawns a look-alike change leaves is kept, as many as the
+# follower keeps on the board (foreign quiet seed 12009: the true account of a like pawn's move across the pivot was
+# the fifth likeliest, and with four kept, three placements later were read a holder off, into holders the kept
+# accounts had full)
+ANALYZE_SETTINGS = FollowerSettings(max_beliefs=MAX_BELIEFS_ON_BOARD)
+
+
 def analyze(trace: str | Path, setup: Setup, *, settings: FollowerSettings | None = None) -> Result:
     """Every event the follower decides over the whole trace (TraceError at the first bad row)."""
-    follower = ArmFollower(setup.model, setup.calibration, settings=settings)
+    follower = ArmFollower(setup.model, setup.calibration, settings=settings or ANALYZE_SETTINGS)
     events: list[ArmEvent] = []
     rows = 0
     first = last = None

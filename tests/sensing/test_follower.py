@@ -383,3 +383,63 @@ def test_nothing_changed_is_judged_at_the_last_look_when_the_hands_lifted_and_se
     assert [round(tc.lifted) for tc in put_back.measurement.touches] == [10, -10]
     assert nudge.t - nudge.hands_off_t < 1.0
     assert put_back.t - put_back.hands_off_t >= f.s.max_wait_s
+
+
+def test_without_a_game_every_account_a_look_alike_move_leaves_is_kept(tmp_path, monkeypatch):
+    """Six like pawns, each of which moved one holder turns the arm alike: at 10 SPS, with the hands not yet learned,
+    the six accounts are as likely as each other. The daemon's game names the move at each turn; `companion analyze`
+    has none, and keeping four it dropped the true one (seed 0), so a later removal from E4 was read as a beat
+    elsewhere and every change after against pawns that were not there (foreign quiet seed 12009)."""
+    from companion.sensing import analysis
+    from companion.sensing.follower import MAX_BELIEFS, FollowerSettings
+
+    pawns = [("E1", "L"), ("E3", "L"), ("E5", "L"), ("W2", "L"), ("W4", "L"), ("W6", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=0, pawns=pawns, hands=STEADY)
+    sc.wait(3)
+    sc.move("E3", "E4", "L")
+    sc.wait(5)
+    sc.remove("E4", "L")
+    sc.wait(5)
+    f, events = follow(sc, pawns=pawns, settings=analysis.ANALYZE_SETTINGS)
+    assert events[0].event == "move" and events[0].ambiguous
+    assert brief(events[1:]) == [("remove", "L", "E4", None, None)]
+    assert f.occupancy == sorted([("E1", "L"), ("E5", "L"), ("W2", "L"), ("W4", "L"), ("W6", "L")])
+    # and analyze follows with them, where the daemon keeps its four
+    assert FollowerSettings().max_beliefs == MAX_BELIEFS < analysis.ANALYZE_SETTINGS.max_beliefs
+    built = []
+    real_init = ArmFollower.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        built.append(self)
+
+    monkeypatch.setattr(ArmFollower, "__init__", init)
+    sc.write(tmp_path / "trace.csv")
+    (tmp_path / "config.toml").write_text(sc.config_toml(), encoding="utf-8")
+    analysis.analyze(tmp_path / "trace.csv", analysis.load_setup(tmp_path / "config.toml"))
+    assert [b.s for b in built] == [analysis.ANALYZE_SETTINGS]
+    with pytest.raises(ValueError):
+        FollowerSettings(max_beliefs=0)
+
+
+def test_a_change_cut_short_by_a_hand_pressing_the_arm_onto_the_board_is_judged_from_the_swing_before_it():
+    """On an arm whose swing nobody measured nothing is decided before a period of its slowest swing; a hand that
+    comes before that (here 1.4 s after the move) and presses the arm onto the board makes the follower judge the
+    quiet spell with what it gave. That spell's swing began where the arm last let go of the board *before* the
+    hand: read from the hand's own press it had no swing at all, "nothing changed" won and the move was never
+    reported (foreign quiet seed 12106, 64.5 s: a move M W6 → E1 lost; the rest had read -537 ± 17 g·mm 0.6 s
+    after the hands left, and ± 2122 at the hand)."""
+    from companion.simulation.calibrating import uncalibrated
+
+    pawns = [("E3", "L"), ("W5", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=0, pawns=pawns, hands=HandStyle(force_g=(80.0, 90.0),
+                                                                                 long_press_share=0.0))
+    sc.wait(3)
+    sc.move("E3", "E5", "L")
+    sc.wait(1.4)
+    press = sc.touch("W7")
+    sc.wait(5)
+    f, events = follow(sc, ArmFollower(MODEL, uncalibrated(MODEL, sc.calibration()), pawns=pawns))
+    assert brief(events) == [("move", "L", None, "E3", "E5")]
+    assert press.start <= events[0].t <= press.hands_off
+    assert f.occupancy == [("E5", "L"), ("W5", "L")]

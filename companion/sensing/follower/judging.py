@@ -8,7 +8,7 @@ from typing import Sequence
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
-from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
+from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
                                                  UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
 
 
@@ -49,7 +49,7 @@ class Judging:
         elif not self._accel_seen:
             tau1, var_tau1 = 0.0, math.inf
         else:
-            start = self._free_since()
+            start = self._free_since(t)
             period = 2 * math.pi / self._swing()[0]
             periods = self.s.min_fit_periods
             if self.swing_scale_var is not None and math.sqrt(self.swing_scale_var) > WIDE_REL:
@@ -266,7 +266,7 @@ class Judging:
                 merged[occ] = [pr.weight, pawns, pr.candidate, ll]
             if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
                 break
-        cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else MAX_BELIEFS
+        cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else self.s.max_beliefs
         ordered = sorted(merged.values(), key=lambda e: -e[0])[:cap]
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))

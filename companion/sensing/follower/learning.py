@@ -13,7 +13,7 @@ from companion.sensing.events import Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
                                          touches_for)
-from companion.sensing.follower.settings import Belief, KEEP_BELIEF, MAX_BELIEFS, _mass_key
+from companion.sensing.follower.settings import Belief, KEEP_BELIEF, _mass_key
 
 
 class Learning:
@@ -145,7 +145,7 @@ class Learning:
                 merged[key][0] += w
             else:
                 merged[key] = [w, pawns, c, ll]
-        ordered = sorted(merged.values(), key=lambda e: -e[0])[:MAX_BELIEFS]
+        ordered = sorted(merged.values(), key=lambda e: -e[0])[:self.s.max_beliefs]
         self._weigh_pending = None
         refine = not replay and not m.censored1 and self.mode != "deciding"
         self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),

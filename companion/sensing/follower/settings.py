@@ -79,6 +79,15 @@ class FollowerSettings:
     resolution: Resolution = field(default_factory=Resolution)
     accel_noise_g: float = 0.003     # starting guesses, refined from the signal while settled
     cell_noise_counts: float = 120.0
+    # accounts of the pawns kept after a change the sensors could not tell: the daemon's game names every move and
+    # so narrows them at each turn; with no game (`companion analyze`) a look-alike change whose truth was the fifth
+    # likeliest account was lost for good, and later changes were read against pawns that were not there
+    max_beliefs: int = MAX_BELIEFS
+
+    def __post_init__(self) -> None:
+        # a follower's memory holds at most as many accounts as it keeps on the board (memory.py)
+        if not 1 <= self.max_beliefs <= MAX_BELIEFS_ON_BOARD:
+            raise ValueError(f"max_beliefs must be 1 to {MAX_BELIEFS_ON_BOARD}")
 
 
 def _mass_key(pawns: Iterable[TrackedPawn]) -> tuple:

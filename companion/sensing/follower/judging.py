@@ -7,9 +7,11 @@ from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
-                                         fit_of, inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
+                                         fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
+                                         rank_beliefs)
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS, MAX_BELIEFS_ON_BOARD,
-                                                 UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
+                                                 STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
+                                                 _mass_key)
 
 
 class Judging:
@@ -107,7 +109,10 @@ class Judging:
         # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
         final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
         ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
-        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=self._check(m))
+        check = self._check(m)
+        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=check)
+        if not verdict.decided and not final:
+            verdict = self._seen_enough(since, ranked, m, check) or verdict
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             return
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
@@ -116,6 +121,27 @@ class Judging:
             self._decide(t, verdict, m, board, pairs)
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
+
+    def _seen_enough(self, since: float, ranked, m: Measurement, check):
+        """The verdict the longest wait would give, once waiting for it can no longer change it: the accounts that
+        weigh are as far apart as the longest look would set them (`looked_enough`: what is left of their
+        uncertainty is their own — the holders' places on an arm nobody measured, the pawns' masses) and that
+        verdict has stood unchanged for STEADY_S of looks, so the rest it was read from has stopped moving. Not sure
+        enough is then flagged as it would be 3 s later — the players are not kept waiting for nothing."""
+        final = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, check=check)
+        if not final.decided:
+            self._steady = None
+            return None
+        key = (self.t_off, final.ranked[0].candidate.key, final.ambiguous, final.confidence >= SURE_SAID,
+               tuple(sorted(s.candidate.key for s in final.group)))
+        if self._steady is None or self._steady[0] != key:
+            self._steady = (key, since)
+        if since - self._steady[1] < STEADY_S:
+            return None
+        table = self._belief_table()
+        if not looked_enough(ranked, m, self.s.resolution, [row[3] for row in table]):
+            return None
+        return final
 
     @property
     def judging(self) -> bool:

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from companion.games.balance_model import load_model
+from companion.sensing.fit import NOISE_DOF, at_longest_look, chi2_sf, f_sf, judged
 from companion.sensing.follower import ArmFollower, judging
 from companion.sensing.inference import Candidate, Measurement, Resolution, Scored, looked_enough
 from companion.simulation.calibrating import uncalibrated
@@ -86,3 +87,17 @@ def test_looked_enough_asks_whether_the_measurement_or_the_accounts_own_uncertai
     # resting on the board the angle says only "at least τ_tip": that rule decides there
     on_board = Measurement(0.0, 0.01, 0.0, 4.0, 192.0, 4.0, censored1=1)
     assert not looked_enough(ranked, on_board, res, [None])
+
+
+def test_a_fit_short_of_its_bar_waits_only_while_a_longer_look_could_bring_it_there():
+    # a calibrated arm's placement at 10 SPS (our seed 10500000, turn 15): its swing's residuals a little over the
+    # noise for the first second, a hand's tail that a longer look dilutes; it was given flagged at 0.985 and asked
+    # about, where the longest wait applied it at 0.991
+    tail = judged([("weight and torque", 0.15, 2, chi2_sf(0.15, 2)), ("swing", 1.7, 60, f_sf(1.7, 60, NOISE_DOF))])
+    assert tail.holds < 0.99
+    assert at_longest_look(tail, 3.0).holds >= 0.99
+    # the foreign arm's swing, its residuals twice the noise (F 4) over 300 samples: no look makes the model hold
+    unlike = judged([("swing", 4.0, 300, f_sf(4.0, 300, NOISE_DOF))])
+    assert at_longest_look(unlike, 3.0).holds < 0.01
+    # a look already as long as the longest adds nothing
+    assert at_longest_look(tail, 1.0).holds == pytest.approx(tail.holds)

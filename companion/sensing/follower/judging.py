@@ -6,6 +6,7 @@ import math
 from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
+from companion.sensing.fit import at_longest_look
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
                                          rank_beliefs)
@@ -96,6 +97,9 @@ class Judging:
 
     def _evaluate(self, t: float) -> None:
         since = t - self.t_off
+        if since < self.s.max_wait_s:
+            # the longest wait ends when it ends, not up to a tick later
+            self._next_eval = min(self._next_eval, self.t_off + self.s.max_wait_s)
         board_state = self._board(t)
         self._last_board = board_state
         board_now, ready = board_state
@@ -114,6 +118,8 @@ class Judging:
         if not verdict.decided and not final:
             verdict = self._seen_enough(since, ranked, m, check) or verdict
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+            # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
+            self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)
             return
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
             return
@@ -132,6 +138,14 @@ class Judging:
         if not final.decided:
             self._steady = None
             return None
+        if final.fit.holds < SURE_SAID:
+            # a fit short of its bar may yet come to it as the look grows (the residuals of a hand's tail are a
+            # shrinking share of a longer swing: a calibrated arm's placement at 10 SPS held 0.97-0.98 for 1 s, then
+            # more): wait, unless even the best a longer look could give stays short of it
+            start = self._free_since()
+            grow = (self.t_off + self.s.max_wait_s - start) / max(self.t - start, 1e-3)
+            if at_longest_look(final.fit, grow).holds >= SURE_SAID:
+                return None
         key = (self.t_off, final.ranked[0].candidate.key, final.ambiguous, final.confidence >= SURE_SAID,
                tuple(sorted(s.candidate.key for s in final.group)))
         if self._steady is None or self._steady[0] != key:

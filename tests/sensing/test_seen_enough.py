@@ -2,7 +2,6 @@
 left uncertain of its accounts is their own (the holders' places, the pawns' masses), not the measurement's."""
 
 import math
-import random
 
 import pytest
 
@@ -11,29 +10,13 @@ from companion.sensing.fit import NOISE_DOF, at_longest_look, chi2_sf, f_sf, jud
 from companion.sensing.follower import ArmFollower, judging
 from companion.sensing.inference import Candidate, Measurement, Resolution, Scored, looked_enough
 from companion.simulation.calibrating import uncalibrated
-from companion.simulation.traces import ArmStyle, HandStyle, TableScript
+
+from tests.sensing.test_place_fit import play
 
 MODEL = load_model("A")
-OFF = {"E3": 4.0, "W3": -3.5, "E5": -3.0, "W5": 2.5, "E2": 3.0, "W2": -2.0}
-MOVES = (("E5", "E6"), ("W5", "W6"), ("E6", "E5"), ("W6", "W5"), ("E3", "E4"), ("W3", "W4"))
 
 
-def play(level: str, seed: int) -> TableScript:
-    """Placements, then like pawns moved a holder along, on an arm built off its model."""
-    sc = TableScript(MODEL, level, seed=seed,
-                     arm=ArmStyle(frequency_hz=1.1, damping=0.1, holder_offsets_mm=tuple(OFF.items())),
-                     hands=HandStyle(lift_gap_s=(0.05, 0.3)), settle_s=2.0)
-    rng = random.Random(seed)
-    for h in ["E3", "W3", "E5", "W5", "E2", "W2"]:
-        sc.place(h, "L")
-        sc.wait(rng.uniform(3.5, 4.5))
-    for src, dst in MOVES:
-        sc.move(src, dst, "L")
-        sc.wait(rng.uniform(3.5, 4.5))
-    return sc
-
-
-def changes(sc: TableScript) -> list:
+def changes(sc) -> list:
     f = ArmFollower(MODEL, uncalibrated(MODEL, sc.calibration()))
     assert f.s.max_wait_s == 3.0
     out = []
@@ -45,7 +28,7 @@ def changes(sc: TableScript) -> list:
 def test_a_placement_on_an_uncalibrated_arm_is_named_well_before_the_longest_wait():
     # noisy 80 SPS, seed 6: the first placement's holder is plain by 2 s; it used to wait the whole 3 s for a
     # certainty that the places' own uncertainty (a sixth of the gap) never lets the readings reach
-    first = changes(play("noisy-80sps", 6))[0]
+    first = changes(play(6, "noisy-80sps"))[0]
     assert first.best.describe() == "place L in E3"
     assert not first.ambiguous and first.confidence >= 0.99
     assert first.t - first.hands_off_t < 2.5
@@ -54,7 +37,7 @@ def test_a_placement_on_an_uncalibrated_arm_is_named_well_before_the_longest_wai
 def test_a_move_no_look_can_tell_is_flagged_as_the_longest_wait_would_flag_it(monkeypatch):
     # quiet 10 SPS, seed 7: like pawns moved W5 → W6 and W3 → W4 turn the arm alike, within what the unmeasured
     # holders leave; the verdict stood from the first looks and the longest wait gave the same one
-    sc = play("quiet-10sps", 7)
+    sc = play(7, "quiet-10sps")
     early = changes(sc)[7]
     assert early.best.describe() == "move L W5 → W6" and early.ambiguous
     assert early.t - early.hands_off_t < 2.0

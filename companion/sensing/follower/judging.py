@@ -115,8 +115,11 @@ class Judging:
         ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
         check = self._check(m)
         verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=check)
+        last_look = since >= self.s.max_wait_s
         if not verdict.decided and not final:
-            verdict = self._seen_enough(since, ranked, m, check) or verdict
+            seen = self._seen_enough(since, ranked, m, check)
+            if seen is not None:
+                verdict, last_look = seen, True
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
             self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)
@@ -124,7 +127,7 @@ class Judging:
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
             return
         if verdict.decided:
-            self._decide(t, verdict, m, board, pairs)
+            self._decide(t, verdict, m, board, pairs, last_look=last_look)
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
 
@@ -251,7 +254,7 @@ class Judging:
         wm, wv = 1.0 / sig ** 2, 1.0 / m.var_dw
         return (nominal * wm + m.dw * wv) / (wm + wv), math.sqrt(1.0 / (wm + wv))
 
-    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs) -> None:
+    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs, *, last_look: bool = False) -> None:
         top = verdict.ranked[0]
         best = top.candidate
         self._w_before_change = (self.w0, self.var_w0, self.t_w0)
@@ -262,7 +265,7 @@ class Judging:
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
                         hands_off_t=self.t_off,
                         beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
-                        described=top.described, retold=top.retold, fit=verdict.fit)
+                        described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
         self.changes.append(change)
         placed = self._placed_mass(best, m)
         self._weigh_pending = None

@@ -32,6 +32,8 @@ def test_a_placement_on_an_uncalibrated_arm_is_named_well_before_the_longest_wai
     assert first.best.describe() == "place L in E3"
     assert not first.ambiguous and first.confidence >= 0.99
     assert first.t - first.hands_off_t < 2.5
+    # given as the last look would give it: the arm link judges it so (test_arm_link_pace)
+    assert first.last_look
 
 
 def test_a_move_no_look_can_tell_is_flagged_as_the_longest_wait_would_flag_it(monkeypatch):
@@ -40,7 +42,7 @@ def test_a_move_no_look_can_tell_is_flagged_as_the_longest_wait_would_flag_it(mo
     sc = play(7, "quiet-10sps")
     early = changes(sc)[7]
     assert early.best.describe() == "move L W5 → W6" and early.ambiguous
-    assert early.t - early.hands_off_t < 2.0
+    assert early.t - early.hands_off_t < 2.0 and early.last_look
     monkeypatch.setattr(judging, "STEADY_S", math.inf)
     late = changes(sc)[7]
     assert late.t - late.hands_off_t >= 3.0

@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from companion.simulation.evaluation import calibration_lines  # noqa: E402
+from companion.simulation.evaluation import calibration_lines, percentile  # noqa: E402
 FOREIGN = REPO.parent / "shared" / "foreign_arm"
 PYTHON = sys.executable
 COMPANION = str(Path(sys.executable).with_name("companion"))
@@ -94,7 +94,12 @@ def one_game(profile: str, players: int, seed: int, work: Path) -> dict:
                              str(out)]).stdout)
     lines = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()]
     truth = json.loads((d / "truth.json").read_text())
+    # each turn's latency as the scorer reckons it (its summary gives the median only; the issue asks the p95 too)
+    latencies = json.loads(_run([PYTHON, "-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import gamegen; "
+                                 "print(json.dumps(gamegen.score_one(sys.argv[2], sys.argv[3])['latency']))",
+                                 str(FOREIGN), str(d), str(out)]).stdout)
     return {"profile": profile, "players": players, "seed": seed, "score": score, "replay_s": round(took, 1),
+            "latencies": latencies,
             "calibration": calibration_points(d, lines),
             "arm": {"fn_hz": round(truth.get("fn_hz", math.nan), 2), "zeta": round(truth.get("zeta", math.nan), 3)}}
 
@@ -117,10 +122,16 @@ def _pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f} %" if b else "—"
 
 
+def _p95(group: list[dict]) -> str:
+    """The 95th percentile of every turn's latency over the group's games (as evaluation.percentile reckons it)."""
+    lat = [x for g in group for x in g["latencies"]]
+    return f"{percentile(lat, 0.95):.2f}" if lat else "—"
+
+
 def report_games(games: list[dict]) -> bool:
     print("\nWhole games (gamegen.py score; a game stops at its first wrong or missing move)")
     print(f"{'profile':8} {'players':>7} {'games':>5} {'turns':>6} {'followed':>9} {'wrong':>5} {'missed':>6} "
-          f"{'asked':>7} {'tips missed':>11} {'latency med':>11}")
+          f"{'asked':>7} {'tips missed':>11} {'latency med':>11} {'p95':>6}")
     ok = True
     for profile in GAME_PROFILES:
         for players in (2, 4):
@@ -135,7 +146,7 @@ def report_games(games: list[dict]) -> bool:
             lat = [x["latency_median_s"] for x in s if x["latency_median_s"] is not None]
             print(f"{profile:8} {players:>7} {len(group):>5} {turns:>6} {_pct(followed, turns):>9} {wrong:>5} "
                   f"{missed:>6} {_pct(asked, physical):>7} {tips_missed:>5} of {tips:<3} "
-                  f"{(f'{sorted(lat)[len(lat) // 2]:.2f} s' if lat else '—'):>11}")
+                  f"{(f'{sorted(lat)[len(lat) // 2]:.2f} s' if lat else '—'):>11} {_p95(group):>6}")
             worst = min(group, key=lambda g: (g["score"]["followed_pct"], -g["score"]["wrong"]))
             print(f"{'':8}   worst: seed {worst['seed']}, followed {worst['score']['followed_pct']} %, "
                   f"arm {worst['arm']['fn_hz']} Hz ζ {worst['arm']['zeta']}; first bad: "

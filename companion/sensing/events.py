@@ -36,6 +36,8 @@ class Change:
     described: float = 1.0
     retold: tuple[tuple[Candidate, float], ...] = field(default=(), repr=False, compare=False)
     fit: FitCheck | None = field(default=None, repr=False, compare=False)   # how well `best` explains the readings
+    # decided with the verdict the longest wait gives: at it, or once a longer look could no longer change it
+    last_look: bool = field(default=False, compare=False)
 
     @property
     def flagged(self) -> bool:

@@ -96,3 +96,18 @@ def mixed(probability: float, holds: float, share_if_not: float) -> float:
     """A probability the model gave, once the model only holds with probability `holds`: where it does not, the
     readings say nothing, and each of the accounts weighed is as likely as `share_if_not`."""
     return holds * probability + (1.0 - holds) * share_if_not
+
+
+def at_longest_look(check: FitCheck, grow: float) -> FitCheck:
+    """The fit a look `grow` times as long could give at best: the swing's residuals beyond the noise kept as they
+    are (a hand's tail, a bounce), every sample still to come pure noise, so their share falls; the other parts as
+    they are. Whether the model might yet hold, not whether it will."""
+    parts = []
+    for what, f, n, p in check.parts:
+        if what == "swing" and grow > 1.0:
+            longer = (n + 3.0) * grow - 3.0
+            f = (f * n + (longer - n)) / longer
+            n, p = longer, f_sf(f, longer, NOISE_DOF)
+        parts.append((what, f, n, p))
+    return judged(parts)
+

@@ -454,11 +454,16 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     torque comes from the pawns believed on it, and each belief has its own. `load` is the Σ m·x²
     of those pawns: with it (and a swing fan in `m`), the candidate is judged at its own swing.
     """
+    return _likelihood_at(c, m, shift, *_rest_of(c, m, load))
+
+
+def _rest_of(c: Candidate, m: Measurement, load: float | None) -> tuple[float, float, float]:
+    """(rest torque, its variance, the log-likelihood of the swing's own ω) that `c` is judged at."""
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0
     if m.fan is not None and load is not None and not m.censored1:
         omega, rel = swing_after(c, m, load)
         if rel > WIDE_REL:
-            return _wide_swing_likelihood(c, m, omega, rel, shift)
+            return _wide_rest(m, omega, rel)
         tau1, var1, _ = m.fan.at(omega)
         # the candidate's ω is a prediction, known to rel: where the rest depends on ω strongly (a short
         # look at a slow swing) that is the torque's uncertainty too — never less than REST_REL, however well the
@@ -470,7 +475,7 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
         seen, var_seen = m.fan.frequency(FREQ_TEMPER)
         if math.isfinite(var_seen):
             freq_ll = -0.5 * (omega - seen) ** 2 / (var_seen + var_pred)
-    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
+    return tau1, var1, freq_ll
 
 
 def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1: float,
@@ -499,15 +504,14 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
     return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
 
 
-def _wide_swing_likelihood(c: Candidate, m: Measurement, omega: float, rel: float,
-                           shift: float) -> tuple[float, float]:
-    """As log_likelihood, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
+def _wide_rest(m: Measurement, omega: float, rel: float) -> tuple[float, float, float]:
+    """As _rest_of, for an arm whose ω is known only roughly (no measured swing yet): the rest is read at
     the ω the prediction and the swing itself agree on, with the uncertainty that leaves — over a short look
     that is wide, and the candidates wait for more swing rather than be read at a frequency the arm lacks."""
     post, var_post, freq_ll = _posterior_omega(m, omega, rel)
     tau1, var1, _ = m.fan.at(post)
     var1 += m.fan.slope(post) ** 2 * var_post / (post * post)
-    return _likelihood_at(c, m, shift, tau1, var1, freq_ll)
+    return tau1, var1, freq_ll
 
 
 def _posterior_omega(m: Measurement, omega: float, rel: float) -> tuple[float, float, float]:
@@ -748,6 +752,69 @@ def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolutio
         det, cwt = vw * vt, 0.0
     d2 = (dw * dw * vt - 2 * dw * dt * cwt + dt * dt * vw) / det
     return d2 < res.group_distance ** 2
+
+
+# what a longer look could still add to how far apart two accounts are (squared Mahalanobis distance: about twice the
+# log-likelihood ratio it may still move); accounts already this far apart only grow surer (SURE_APART)
+LOOK_GAIN = 1.0
+SURE_APART = 50.0
+WEIGHTY = 1e-4          # accounts that hold less than this of the probability cannot move the verdict
+
+
+def looked_enough(ranked: Sequence[Scored], m: Measurement, res: Resolution,
+                  loads: Sequence[float | None]) -> bool:
+    """Whether a longer look could no longer tell the accounts that weigh apart any better than this one.
+
+    Each account's prediction carries its own uncertainty (pawn masses, the scale of the calibration, and on an arm
+    nobody measured the holders' places, `c_place`), which no look reduces; the measurement's (the weight windows,
+    the rest read from the swing) shrinks as the look grows, to the sensors' resolution over the longest wait. Once
+    it is small against the accounts' own, their separation now is what the longest look would give: waiting only
+    delays the same verdict. `loads[i]` is the Σ m·x² of the belief the i-th account starts from."""
+    if m.censored1 or not math.isfinite(m.var_tau0 + m.var_tau1):
+        return False
+    weighty = [s for s in ranked if s.probability >= WEIGHTY]
+
+    def spread(s: Scored) -> tuple[tuple[float, float, float], float, tuple[float, float, float] | None]:
+        c = s.candidate
+        # (the torque before was read before the hands came: no longer look after them reads it better)
+        own = (c.c_ww + (m.rel_w * c.mean_w) ** 2, c.c_wt,
+               c.c_tt + c.c_place + (m.rel_t * c.mean_t) ** 2 + m.var_tau0)
+        load = loads[s.hypothesis]
+        var1 = _rest_of(c, m, load)[1]
+        omega = None
+        if m.fan is not None and load is not None:
+            w, rel = swing_after(c, m, load)
+            seen, var_seen = m.fan.frequency(FREQ_TEMPER)
+            if rel <= WIDE_REL and math.isfinite(var_seen):
+                omega = (w, (w * rel) ** 2, var_seen)
+        return own, var1, omega
+
+    def gained(d: tuple[float, float], own: tuple[float, float, float], meas: tuple[float, float]) -> bool:
+        def apart(vw: float, cwt: float, vt: float) -> float:
+            det = vw * vt - cwt * cwt
+            if det <= 0:
+                det, cwt = vw * vt, 0.0
+            return (d[0] * d[0] * vt - 2 * d[0] * d[1] * cwt + d[1] * d[1] * vw) / det
+        now = apart(own[0] + meas[0], own[1], own[2] + meas[1])
+        longest = apart(own[0] + res.weight_g ** 2, own[1], own[2] + res.torque_gmm ** 2)
+        return now < SURE_APART and longest - now > LOOK_GAIN
+
+    best = weighty[0]
+    own_b, meas_b, om_b = spread(best)
+    for s in weighty[1:]:
+        own_s, meas_s, om_s = spread(s)
+        own = tuple(0.5 * (a + b) for a, b in zip(own_b, own_s))
+        d = (best.candidate.mean_w - s.candidate.mean_w,
+             best.candidate.mean_t + best.shift - s.candidate.mean_t - s.shift)
+        if gained(d, own, (m.var_dw, 0.5 * (meas_b + meas_s))):
+            return False
+        if om_b is not None and om_s is not None:
+            dw2 = (om_b[0] - om_s[0]) ** 2
+            pred = 0.5 * (om_b[1] + om_s[1])
+            now = dw2 / (pred + om_b[2])
+            if now < SURE_APART and dw2 / pred - now > LOOK_GAIN:
+                return False
+    return True
 
 
 @dataclass(frozen=True)

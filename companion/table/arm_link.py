@@ -251,7 +251,10 @@ class ArmLink:
 
     def _well(self, change, t: float) -> float | None:
         """How well a move must fit to be applied: within 3σ while a longer look may still improve the measurement;
-        once the follower's longest wait is over, as well as it fits at all."""
+        once the follower's longest wait is over (or it said a longer look could not change its verdict), as well as
+        it fits at all."""
+        if change.last_look:
+            return None
         return WELL_D2 if t - change.hands_off_t < self.follower.s.max_wait_s else None
 
     def _look_again(self, t: float) -> None:

@@ -48,9 +48,9 @@ def test_confirmed_looks_find_where_the_holders_sit_and_narrow_them():
     assert 0 < place_variance(narrowed, {"E3": -10.0, "W3": 10.0}) < place_variance(geo, {"E3": -10.0, "W3": 10.0})
 
 
-def play(seed: int = 3):
+def play(seed: int = 3, level: str = "medium-80sps"):
     """Placements and moves on an arm whose pawns sit at the pivot's height and whose holders are off the model."""
-    sc = TableScript(MODEL, "medium-80sps", seed=seed,
+    sc = TableScript(MODEL, level, seed=seed,
                      arm=ArmStyle(frequency_hz=1.1, damping=0.1, holder_offsets_mm=tuple(OFF.items())),
                      hands=HandStyle(lift_gap_s=(0.05, 0.3)), settle_s=2.0)
     rng = random.Random(seed)

@@ -245,3 +245,21 @@ def test_a_change_no_legal_move_fits_decided_early_is_looked_at_again_before_ask
     for row in rest:
         link.feed(*row)
     assert link.question is not None and "matches no legal move" in link.question["text"] and host.actions == []
+
+
+def test_a_change_given_once_a_longer_look_could_not_change_it_is_judged_as_at_the_last_look():
+    """A change the follower gave early because waiting could not change its verdict (`Change.last_look`) takes a
+    legal move that fits it loosely as the last look would, 3 s later; one decided early on its own certainty may
+    still have its measurement put right by a longer look (ours, noisy-80sps none, seed 10500001 turn 15: a placement
+    at d² 9.3 given at 2.7 s was looked at again until the players answered)."""
+    from types import SimpleNamespace
+
+    from companion.table.arm_link import WELL_D2
+
+    _, link, _ = table(3)
+    now = 10.0
+    early = SimpleNamespace(hands_off_t=now - 1.5, last_look=False)
+    seen_enough = SimpleNamespace(hands_off_t=now - 1.5, last_look=True)
+    assert link._well(early, now) == WELL_D2
+    assert link._well(seen_enough, now) is None
+    assert link._well(SimpleNamespace(hands_off_t=now - 3.5, last_look=False), now) is None

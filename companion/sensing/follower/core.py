@@ -88,6 +88,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.t = -math.inf
         self.quiet_since = -math.inf
         self.t_off = -math.inf
+        self._steady = None     # the last-look verdict while a change is judged, and since when it has stood
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf
         self.last_contact_t = -math.inf

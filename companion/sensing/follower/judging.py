@@ -6,10 +6,13 @@ import math
 from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
+from companion.sensing.fit import at_longest_look
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
-                                         fit_of, inertia_of, judge, log_likelihood, model_torque, rank_beliefs)
+                                         fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
+                                         rank_beliefs)
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
-                                                 UNMEASURED_PERIODS, WIDE_REL, _lighter, _mass_key)
+                                                 STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
+                                                 _mass_key)
 
 
 class Judging:
@@ -94,6 +97,9 @@ class Judging:
 
     def _evaluate(self, t: float) -> None:
         since = t - self.t_off
+        if since < self.s.max_wait_s:
+            # the longest wait ends when it ends, not up to a tick later
+            self._next_eval = min(self._next_eval, self.t_off + self.s.max_wait_s)
         board_state = self._board(t)
         self._last_board = board_state
         board_now, ready = board_state
@@ -107,15 +113,52 @@ class Judging:
         # resting on the board the angle is pinned: once the weight has settled, waiting adds nothing
         final = since >= self.s.max_wait_s or (board != 0 and since >= self.s.board_dwell_s + 0.2)
         ranked, pairs, m = self._rank(t, m, board_state, since >= self.s.max_wait_s)
-        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=self._check(m))
+        check = self._check(m)
+        verdict = judge(ranked, m, self.s.resolution, final=final, decide_at=self.s.decide_at, check=check)
+        last_look = since >= self.s.max_wait_s
+        if not verdict.decided and not final:
+            seen = self._seen_enough(since, ranked, m, check)
+            if seen is not None:
+                verdict, last_look = seen, True
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
+            # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
+            self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)
             return
         if verdict.decided and since < self.s.max_wait_s and self._handled_for_nothing(verdict, m):
             return
         if verdict.decided:
-            self._decide(t, verdict, m, board, pairs)
+            self._decide(t, verdict, m, board, pairs, last_look=last_look)
         elif not verdict.explained and since >= self.s.unexplained_s:
             self._unexplained(t, m, board, ranked)
+
+    def _seen_enough(self, since: float, ranked, m: Measurement, check):
+        """The verdict the longest wait would give, once waiting for it can no longer change it: the accounts that
+        weigh are as far apart as the longest look would set them (`looked_enough`: what is left of their
+        uncertainty is their own — the holders' places on an arm nobody measured, the pawns' masses) and that
+        verdict has stood unchanged for STEADY_S of looks, so the rest it was read from has stopped moving. Not sure
+        enough is then flagged as it would be 3 s later — the players are not kept waiting for nothing."""
+        final = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, check=check)
+        if not final.decided:
+            self._steady = None
+            return None
+        if final.fit.holds < SURE_SAID:
+            # a fit short of its bar may yet come to it as the look grows (the residuals of a hand's tail are a
+            # shrinking share of a longer swing: a calibrated arm's placement at 10 SPS held 0.97-0.98 for 1 s, then
+            # more): wait, unless even the best a longer look could give stays short of it
+            start = self._free_since()
+            grow = (self.t_off + self.s.max_wait_s - start) / max(self.t - start, 1e-3)
+            if at_longest_look(final.fit, grow).holds >= SURE_SAID:
+                return None
+        key = (self.t_off, final.ranked[0].candidate.key, final.ambiguous, final.confidence >= SURE_SAID,
+               tuple(sorted(s.candidate.key for s in final.group)))
+        if self._steady is None or self._steady[0] != key:
+            self._steady = (key, since)
+        if since - self._steady[1] < STEADY_S:
+            return None
+        table = self._belief_table()
+        if not looked_enough(ranked, m, self.s.resolution, [row[3] for row in table]):
+            return None
+        return final
 
     @property
     def judging(self) -> bool:
@@ -211,7 +254,7 @@ class Judging:
         wm, wv = 1.0 / sig ** 2, 1.0 / m.var_dw
         return (nominal * wm + m.dw * wv) / (wm + wv), math.sqrt(1.0 / (wm + wv))
 
-    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs) -> None:
+    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs, *, last_look: bool = False) -> None:
         top = verdict.ranked[0]
         best = top.candidate
         self._w_before_change = (self.w0, self.var_w0, self.t_w0)
@@ -222,7 +265,7 @@ class Judging:
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
                         hands_off_t=self.t_off,
                         beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
-                        described=top.described, retold=top.retold, fit=verdict.fit)
+                        described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
         self.changes.append(change)
         placed = self._placed_mass(best, m)
         self._weigh_pending = None

@@ -26,6 +26,9 @@ ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
 ZETA_FAN = (-2.0, -1.0, 0.0, 1.0, 2.0)
 ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
 ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
+# a verdict that a longer look can no longer change is given once it has stood this long (its rest no longer moving)
+STEADY_S = 0.5
+SURE_SAID = 0.99         # a verdict this sure is applied unasked; one below it is asked about
 ACCEL_AXES = ("ax", "ay", "az")
 MAX_BELIEFS = 4
 MAX_BELIEFS_ON_BOARD = 24   # resting on the board, which pawn was taken off stays open until it lifts

@@ -82,7 +82,10 @@ class SwingReading:
         0.999. A calibrated arm keeps its measured law, times what its long swings add."""
         if self.swing_scale_var is None:
             return self.swing_model, self.swing_scale
-        return replace(self.swing_model, inertia_gmm2=self.swing_model.inertia_gmm2 / self.swing_scale ** 2), 1.0
+        # (the damping scaled with it, so that the empty arm's ζ, learned apart as zeta_scale, stays where it was)
+        law = self.swing_model
+        return replace(law, inertia_gmm2=law.inertia_gmm2 / self.swing_scale ** 2,
+                       viscous=law.viscous / self.swing_scale), 1.0
 
     def _fit(self, start: float, end: float, *, learn: bool = False, pawns: Sequence[TrackedPawn] | None = None):
         got = self._angle_between(start, end)

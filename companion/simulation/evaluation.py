@@ -126,14 +126,23 @@ def _net_of(events: Sequence[ArmEvent]) -> tuple[tuple, tuple] | None:
     return tuple(sorted(removed)), tuple(sorted(added))
 
 
+def _when(e: ArmEvent) -> float:
+    """The time an event answers for: a change's, when the hands that made it left the arm (a change decided after
+    the next hand came — a lift's 1 s hold, a long look — is that gesture's, not the next one's: counted by its
+    decision time, a right change was scored against the next action, and the next action's right change with it);
+    a tip's or an un-tip's, when it was reported."""
+    ch = e.change
+    return ch.hands_off_t if ch is not None and ch.hands_off_t else e.t
+
+
 def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -> tuple[list[Outcome], int]:
     """(one Outcome per action, events reported before the first action)."""
     events = sorted(events, key=lambda e: e.t)
     outcomes = []
-    early = sum(1 for e in events if actions and e.t < actions[0].start)
+    early = sum(1 for e in events if actions and _when(e) < actions[0].start)
     for i, a in enumerate(actions):
         end = actions[i + 1].start if i + 1 < len(actions) else math.inf
-        mine = [e for e in events if a.start <= e.t < end]
+        mine = [e for e in events if a.start <= _when(e) < end]
         changes = [e for e in mine if e.event in ("place", "remove", "move", "unexplained")]
         tips = [e for e in mine if e.event == "tip"]
         untips = [e for e in mine if e.event == "untip"]

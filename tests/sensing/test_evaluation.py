@@ -39,3 +39,26 @@ def test_a_short_session_scores_clean():
     row = s.row()
     assert row["events"] == 2 and row["exact_pct"] == 100.0 and row["false_events"] == 0
     assert row["latency_median_s"] < 1.5
+
+
+def test_a_change_decided_after_the_next_hand_came_is_scored_against_its_own_action():
+    # our seed 11001001 (medium-10sps, uncalibrated): a move E7 → E6 was decided 0.1 s after the next hand had come
+    # to place an M in E4, and the window of that placement held both changes, so both were counted wrong
+    from companion.sensing.events import Change
+    from companion.sensing.inference import Geometry, TrackedPawn, build_candidate
+
+    geo = Geometry.from_model(MODEL)
+    pawn = [TrackedPawn("E7", "L", 10.0, 0.1)]
+    moved = build_candidate(geo, "move", pawn, relocate=(0, "E6"), size="L", from_holder="E7", to_holder="E6")
+    placed = build_candidate(geo, "place", [], put=[("E4", "M")], size="M", holder="E4")
+    move = Action("move", 0.0, 1.0, [("E7", "L")], [("E6", "L")], size="L", from_holder="E7", to_holder="E6")
+    place = Action("place", 3.1, 4.0, [("E6", "L")], [("E6", "L"), ("E4", "M")], size="M", holder="E4")
+
+    def change(best, t, off):
+        return Change(t, best, (), (), 0.998, False, None, (), (), geo, hands_off_t=off)
+
+    events = (change(moved, 3.2, 1.0).events() + change(placed, 4.9, 4.0).events())
+    outcomes, early = score(MODEL, [move, place], events)
+    assert early == 0
+    assert [o.exact for o in outcomes] == [True, True]
+    assert [len(o.reported) for o in outcomes] == [1, 1]

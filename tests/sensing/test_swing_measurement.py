@@ -16,6 +16,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.sensing.calibration import DEFAULT_DAMPING, DEFAULT_SWING_HZ
 from companion.sensing.follower import ArmFollower
+from companion.sensing.inference import nominal_pawns
 from companion.sensing.swing import measure_swing
 from companion.simulation.traces import ArmStyle, TableScript
 
@@ -109,3 +110,39 @@ def test_a_short_look_reads_the_rest_across_the_damping_an_unmeasured_arm_may_ha
             assert ratio > 2, "over part of a period the damping moves the rest: its spread must show"
         else:
             assert ratio < 1.5, "over many periods the swing shows its damping: nothing to add"
+
+
+def test_an_unmeasured_arm_predicts_its_loaded_swing_from_what_the_empty_arm_weighs_in_inertia():
+    # our seed 11001002 (uncalibrated, medium-80sps): on a 1.6 Hz arm the prior's empty inertia was 2.6 times the
+    # arm's; a scale on every load's ω alike, learned over the loads seen, left the full arm's ω 10 % low while it was
+    # held sure to 1.2 %, and short looks read placements a holder off at 0.999
+    hz = 1.6
+    script = TableScript(MODEL, "medium-80sps", seed=5, arm=ArmStyle(frequency_hz=hz, damping=0.15))
+    script.wait(2.0)
+    for holder in ("E1", "W7", "E2", "W6", "E1", "W7", "E2", "W6"):
+        script.place(holder, "L")
+        script.wait(5.0)
+    script.touch("E7")               # the hand that ends the last spell, so that it is learned from
+    script.wait(1.0)
+    follower = ArmFollower(MODEL, unmeasured(script))
+    follower.feed_many(script.rows)
+    w2, damp = script.table.swing()
+    predicted, zeta = follower._swing(nominal_pawns(follower.geo, script.table.pawns_to_come()))
+    assert predicted == pytest.approx(math.sqrt(w2), rel=0.02)
+    assert zeta == pytest.approx(damp / (2 * math.sqrt(w2)), rel=0.15)
+    # ... and the empty arm's, which no swing was measured at
+    empty = follower._swing(())[0]
+    assert empty / (2 * math.pi) == pytest.approx(hz, rel=0.05)
+
+
+def test_learning_an_unmeasured_arm_s_inertia_leaves_its_damping_to_its_own_scale():
+    # the empty arm's ζ is learned apart (zeta_scale), in the same step as the inertia: moved with it, ζ was read
+    # off by the scale's jump until the next spell (foreign trace seed 11604, normal: a placement's swing disowned,
+    # F 2.2 on 307 degrees of freedom, and flagged at p 0.0001)
+    script = TableScript(MODEL, "medium-80sps", seed=5)
+    follower = ArmFollower(MODEL, unmeasured(script))
+    omega, zeta = follower._swing(())
+    follower.swing_scale = 1.6
+    moved_omega, moved_zeta = follower._swing(())
+    assert moved_omega == pytest.approx(1.6 * omega)
+    assert moved_zeta == pytest.approx(zeta)

@@ -84,7 +84,9 @@ def test_a_beat_whose_second_touch_is_placed_loosely_is_told_as_a_beat_flagged()
     top = verdict(pawns, m, final=True).ranked[0]
     removal = [q for c, q in top.retold if c.kind == "remove"]
     assert (top.candidate.kind, top.candidate.from_holder, top.candidate.to_holder) == ("beat", "W3", "W5")
-    assert top.described < 0.99 and removal and removal[0] > top.described     # flagged: the removal is likelier alone
+    # flagged, the removal among what else the hands may have done (two touches found where it makes one: once
+    # likelier alone than each beat, less since a touch found in pieces costs its own, rarer miscount)
+    assert top.described < 0.99 and removal and removal[0] >= 0.01
     assert [q for _, q in top.retold] == sorted((q for _, q in top.retold), reverse=True)
 
 

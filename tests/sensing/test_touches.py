@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.sensing.touches import (STEP_S, HandSpread, Touch, _grid, _interp, _interp_along, _response,
-                                      _step_matrices, checked, fragments, locate, loglik, split)
+from companion.sensing.touches import (IN_PIECES, MISCOUNT, STEP_S, HandSpread, Touch, _grid, _interp,
+                                      _interp_along, _response, _step_matrices, checked, fragments, locate, loglik,
+                                      split)
 
 KAPPA = 17000.0
 OMEGA = 2 * math.pi * 1.2
@@ -144,7 +145,7 @@ def test_loglik_prefers_the_holders_touched_and_charges_a_miscount():
     wrong = loglik(seen, [-76.0, 57.0], jitter_mm=6.0)
     assert right > wrong + 2.0
     # fewer touches than expected say nothing of where
-    assert loglik([touch(-60.0)], [-57.0, 76.0], jitter_mm=6.0) == pytest.approx(math.log(0.25))
+    assert loglik([touch(-60.0)], [-57.0, 76.0], jitter_mm=6.0) == pytest.approx(MISCOUNT)
     # a model is never surer than its floor, and touches that said nothing count for nothing
     assert loglik([touch(500.0)], [-57.0], jitter_mm=6.0) == -8.0
     assert loglik([Touch(0.0, 1.0, None, math.inf, 0.0)], [57.0]) == 0.0
@@ -156,25 +157,38 @@ def test_a_touch_found_in_pieces_still_says_where_the_hands_were():
     right = loglik(seen, [-57.0, 76.0], jitter_mm=6.0)
     wrong = loglik(seen, [-76.0, 57.0], jitter_mm=6.0)
     assert right > wrong + 4.0
-    # a miscount still costs what it did, and pieces that fall where expected next to nothing more than that
+    # pieces still cost what they did, and pieces that fall where expected next to nothing more than that
     # only one of the two ways to split three pieces between two touches fits (each as likely beforehand)
-    assert math.log(0.25) - math.log(2.0) - 0.4 < right < math.log(0.25)
+    assert IN_PIECES - math.log(2.0) - 0.4 < right < IN_PIECES
     # the pieces are split among the touches in time order: the same places the other way round are not this move
     assert loglik(list(reversed(seen)), [-57.0, 76.0], jitter_mm=6.0) < right - 4.0
+
+
+def test_two_touches_one_placed_loosely_at_the_target_say_a_beat_over_a_removal_found_in_pieces():
+    # foreign quiet seed 16006 at 301.7 s: an M pawn lifted at W2 (-43 mm) beat the like pawn on E3 (+97 mm); the
+    # gesture came as two touches, both placed at W2 when fitted alone, the put-down at +124 ± 32 mm when fitted
+    # knowing the M pawn rode between them. The removal at W2 was shown, the beat only its 0.40 alternative
+    gain, kw = 0.963, dict(jitter_mm=5.9, scale=0.5)
+    removal = loglik([touch(-45.0, 3.6), touch(-45.0, 7.6)], [gain * -43.0], **kw)
+    beat = loglik([touch(-46.6, 1.8), touch(124.3, 31.7)], [gain * -43.0, gain * 97.0], **kw)
+    assert beat > removal + 1.0
+    # while a beat whose touches ran into one costs only the miscount, as a move made in one gesture does
+    assert loglik([touch(-45.0, 3.6)], [gain * -43.0, gain * 97.0], **kw) == pytest.approx(MISCOUNT)
+    assert MISCOUNT > IN_PIECES
 
 
 def test_a_piece_found_astray_costs_no_more_than_a_stray_touch():
     seen = [touch(-58.0), touch(75.0), touch(-140.0, 2.0)]      # a tremor's dip far from either holder
     astray = loglik(seen, [-57.0, 76.0], jitter_mm=6.0)
     clean = loglik(seen[:2], [-57.0, 76.0], jitter_mm=6.0)
-    # a miscount, half the ways to split the pieces, one piece anywhere along the arm's 300 mm rather than here
+    # pieces, half the ways to split them, one piece anywhere along the arm's 300 mm rather than here
     # (a share of 0.1 of pieces), and the other two among the rest
-    stray = math.log(0.25) - math.log(2.0) + math.log(0.1 * math.sqrt(2 * math.pi * (2.0 ** 2 + 6.0 ** 2)) / 300.0)
+    stray = IN_PIECES - math.log(2.0) + math.log(0.1 * math.sqrt(2 * math.pi * (2.0 ** 2 + 6.0 ** 2)) / 300.0)
     assert astray == pytest.approx(clean + stray + 2 * math.log(0.9), abs=0.05)
     assert astray > loglik(seen, [-76.0, 57.0], jitter_mm=6.0) + 4.0
     # pieces that said nothing count for nothing
     vague = [touch(-58.0), Touch(0.0, 1.0, None, math.inf, 0.0), touch(75.0)]
-    assert loglik(vague, [-57.0, 76.0], jitter_mm=6.0) == pytest.approx(math.log(0.25) + fragments(
+    assert loglik(vague, [-57.0, 76.0], jitter_mm=6.0) == pytest.approx(IN_PIECES + fragments(
         [touch(-58.0), touch(75.0)], [-57.0, 76.0], jitter_mm=6.0))
 
 

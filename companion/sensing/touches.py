@@ -641,8 +641,8 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
     Touches that said nothing count for nothing. Fewer touches than expected cost `miscount` (a move made in one
-    gesture, two touches the weight could not tell apart, a touch that changed nothing); one touch for two lies
-    between their holders (`one_press`), fewer still say nothing of where. More touches than expected are one touch found in pieces
+    gesture, two touches the weight could not tell apart, a touch that changed nothing) and say nothing of where:
+    a place fitted to two touches at once is neither's. More touches than expected are one touch found in pieces
     (a hand that pressed twice to seat a pawn, a dip in a noisy press): they cost `pieces`, and `fragments`
     judges where each piece fell. As many as expected are judged as the hands were learned
     (`HandSpread`): most gestures located at their scaled σ, a share `astray` of them located that much wider
@@ -652,9 +652,6 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
         return 0.0
     if len(touches) != len(expected):
         if len(touches) < len(expected):
-            if len(touches) == 1 and len(expected) == 2:
-                return miscount + max(floor, one_press(touches[0], expected, jitter_mm=jitter_mm, scale=scale,
-                                                       span_mm=span_mm))
             return miscount
         return pieces + fragments(touches, expected, jitter_mm=jitter_mm, scale=scale, span_mm=span_mm)
     near = _joint_misfit(touches, expected, jitter_mm, scale, 0.0)
@@ -669,30 +666,6 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
     return max(floor * placed, ll)
-
-
-def one_press(touch: Touch, expected: Sequence[float], *, jitter_mm: float = 12.0, scale: float = 1.0,
-              span_mm: float = SPAN_MM, stray: float = STRAY_SHARE) -> float:
-    """Where a two-touch gesture found as one touch fell, on loglik's scale (0: where a single touch was expected, to
-    the mm). The hand lifted at one holder and set down at the other without the cells seeing it leave (a move made
-    in one press, a pause the cells blurred, a lift whose put-down changed too little to show): one place fitted to
-    all of it is a mean of the two holders weighted by how the force was spread over the press — anywhere between
-    them, each end included (a lift alone or a put-down alone), as likely beforehand. So the place has a uniform
-    density over the segment between the holders, blurred by the touch's own σ and the hands' spread; as fragments'
-    pieces, a share `stray` of such touches fell anywhere along the arm. Like pawns moved alike travel equally far,
-    so this says which side of the arm (which pair of holders) the press was on, where a flat charge said nothing
-    (foreign quiet seeds 20211, 20212: one press at W1 at σ 6 mm, the move W3 → W1 against E3 → E1 left at 0.5)."""
-    if touch.x is None or not math.isfinite(touch.sigma):
-        return 0.0
-    s = math.sqrt(scale * scale * touch.sigma * touch.sigma + jitter_mm * jitter_mm)
-    lo, hi = sorted(expected)
-    if hi - lo < 1e-3 * s:
-        near = math.exp(-0.5 * ((touch.x - lo) / s) ** 2)
-    else:
-        # (the segment's density over the peak of the touch's own normal, as a single touch's miss is judged)
-        inside = 0.5 * (math.erf((hi - touch.x) / (s * math.sqrt(2.0))) - math.erf((lo - touch.x) / (s * math.sqrt(2.0))))
-        near = math.sqrt(2.0 * math.pi) * s / (hi - lo) * inside
-    return math.log((1.0 - stray) * near + stray * math.sqrt(2.0 * math.pi) * s / span_mm)
 
 
 def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

@@ -363,3 +363,32 @@ def test_only_the_holders_no_calibration_placed_are_uncertain():
     # a pawn on unmeasured holders: the torque the arm resting on the board is credited with is as uncertain
     tau, var = model_torque(walked, weighed(("W1", "L")))
     assert var > 100.0 * walked.x_cov["W1"]["W1"]
+
+
+def test_touches_that_misplace_the_one_move_the_weight_and_torque_allow_do_not_disown_those():
+    # foreign quiet 2-player seed 20202, turn 26 (roll 3): W4 → W1 the one legal move whose weight and torque fit, the
+    # other far off; its two touches 2.7σ from their holders. The fit check then counted every move as likely as it
+    # (the readings saying nothing) and the players were asked at 0.96
+    from dataclasses import replace
+    from companion.sensing.touches import Touch
+
+    x = GEO.x
+
+    def matched(others, legal):
+        pawns = weighed(("W4", "L"), others)
+        m = replace(swung(measure(0.0, 10.0 * (x["W1"] - x["W4"])), 1.0), touches=off, finger_mm=6.0)
+        event = type("E", (), {"change": type("C", (), {"measurement": m, "geometry": GEO, "before": pawns})()})()
+        return match_moves(event, legal)
+
+    def advance(src, dst):
+        return {"kind": "advance", "from_holder": src, "to_holder": dst, "size": "L", "beats": None}
+
+    off = (Touch(0.0, 0.4, x["W4"] + 22.0, 5.0, 10.0), Touch(0.6, 1.0, x["W1"] + 22.0, 5.0, -10.0))
+    told = matched(("E2", "L"), [advance("W4", "W1"), advance("E2", "E5")])
+    assert told[0].model_holds < 0.99                                  # the touches' part of the fit fails ...
+    assert chosen_move(told, threshold=0.99) == advance("W4", "W1")    # ... and the weight and torque name the move
+    # where the weight and torque leave two like pawns' moves alike, touches that fail their model do not make either
+    # sure: still asked
+    twins = matched(("W5", "L"), [advance("W4", "W1"), advance("W5", "W2")])
+    assert twins[0].fits and twins[1].fits
+    assert chosen_move(twins, threshold=0.99) is None

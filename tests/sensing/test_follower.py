@@ -488,3 +488,20 @@ def test_the_hands_are_off_once_every_cell_has_been_steady_for_its_own_quiet_sam
     # four samples of the last cell to move, and one of every other compared since: within a sample of 0.3 s
     assert declared - t_off <= 0.42
 
+
+def test_the_first_look_comes_when_the_swing_has_shown_enough_not_at_the_next_tick():
+    """The follower looks ten times a second from when it declared the hands off; a change whose swing is not yet
+    long enough at one look was looked at again up to 0.1 s after it was (here the swing wanted 0.8 s: decided at
+    0.87 and 0.90 s)."""
+    from companion.sensing.follower.settings import FollowerSettings
+
+    sc = TableScript(MODEL, "quiet-10sps", seed=0, hands=STEADY)
+    sc.place("E3", "L")
+    sc.wait(4)
+    sc.place("W5", "L")
+    sc.wait(4)
+    _, events = follow(sc, settings=FollowerSettings(min_fit_s=0.8))
+    assert brief(events) == [("place", "L", "E3", None, None), ("place", "L", "W5", None, None)]
+    for e in events:
+        assert e.confidence >= 0.999
+        assert 0.8 <= e.t - e.change.hands_off_t < 0.82

@@ -61,7 +61,10 @@ class Judging:
                 # plausibly have shows them (UNMEASURED_PERIODS)
                 period *= math.exp(math.sqrt(self.swing_scale_var))
                 periods = max(periods, UNMEASURED_PERIODS)
-            if t - start < max(self.s.min_fit_s, periods * period) and not final:
+            need = max(self.s.min_fit_s, periods * period)
+            if t - start < need and not final:
+                # the first look comes when the swing has shown enough, not up to a tick later
+                self._next_eval = min(self._next_eval, start + need)
                 return None, board
             fit, ts, ss = self._fit(start, t, pawns=pawns)
             if fit is not None:

@@ -505,3 +505,26 @@ def test_the_first_look_comes_when_the_swing_has_shown_enough_not_at_the_next_ti
     for e in events:
         assert e.confidence >= 0.999
         assert 0.8 <= e.t - e.change.hands_off_t < 0.82
+
+
+def test_a_removal_cut_short_by_the_next_hand_is_judged_with_the_board_as_it_was_before_that_hand():
+    """Clearing an arm that rests on the board, pawn by pawn, on an arm nobody calibrated: each removal is still
+    being judged (the remove hold, then the swing) when the next hand comes, presses the arm back onto the board and
+    cuts the judgment short. The cells notice a hand a few samples after the accelerometer does, so the last look
+    before they did had already seen the arm on the board, and the quiet spell was judged as resting there: M E4
+    taken off was read as W6 (0.94), and a tip, an un-tip and W6 again followed from it."""
+    from companion.simulation.calibrating import uncalibrated
+
+    pawns = [("E1", "L"), ("E2", "L"), ("E3", "L"), ("E4", "M"), ("W6", "M")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=1, pawns=pawns, hands=HandStyle(force_g=(80.0, 90.0),
+                                                                                 long_press_share=0.0))
+    sc.wait(3)
+    for holder, size in [("E4", "M"), ("E3", "L"), ("W6", "M"), ("E2", "L")]:
+        sc.remove(holder, size)
+        sc.wait(2.0)
+    sc.wait(3)
+    f, events = follow(sc, ArmFollower(MODEL, uncalibrated(MODEL, sc.calibration()), pawns=pawns))
+    assert brief(events) == [("untip", None, None, None, None), ("remove", "M", "E4", None, None),
+                             ("remove", "L", "E3", None, None), ("remove", "M", "W6", None, None),
+                             ("remove", "L", "E2", None, None)]
+    assert f.occupancy == [("E1", "L")]

@@ -104,7 +104,10 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self._drift_to = -math.inf         # the end of the last settled spell it learned from
         self._next_eval = -math.inf
         self.board_reported: int | None = None
-        self._last_board: tuple[int, bool] = (0, False)
+        # the board as each look saw it, (t, (side, steady)): a change cut short by a hand is judged with the board
+        # as it was before the hand, not as the last look saw it — the cells notice a hand 0.2-0.4 s after the
+        # accelerometer and the switch, so that look may have seen the hand press the arm onto the board
+        self._boards: deque[tuple[float, tuple[int, bool]]] = deque(maxlen=16)
         # the baseline: the settled state before the change being watched
         self.w0 = 0.0
         self.var_w0 = 0.0

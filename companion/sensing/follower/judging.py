@@ -61,7 +61,10 @@ class Judging:
                 # plausibly have shows them (UNMEASURED_PERIODS)
                 period *= math.exp(math.sqrt(self.swing_scale_var))
                 periods = max(periods, UNMEASURED_PERIODS)
-            if t - start < max(self.s.min_fit_s, periods * period) and not final:
+            need = max(self.s.min_fit_s, periods * period)
+            if t - start < need and not final:
+                # the first look comes when the swing has shown enough, not up to a tick later
+                self._next_eval = min(self._next_eval, start + need)
                 return None, board
             fit, ts, ss = self._fit(start, t, pawns=pawns)
             if fit is not None:
@@ -101,7 +104,7 @@ class Judging:
             # the longest wait ends when it ends, not up to a tick later
             self._next_eval = min(self._next_eval, self.t_off + self.s.max_wait_s)
         board_state = self._board(t)
-        self._last_board = board_state
+        self._boards.append((t, board_state))
         board_now, ready = board_state
         if (ready and self.board_reported is not None and board_now != self.board_reported
                 and since >= self.s.tip_deadline_s):
@@ -178,7 +181,7 @@ class Judging:
             return []
         t = self.t
         board_state = self._board(t)
-        self._last_board = board_state
+        self._boards.append((t, board_state))
         m, board = self._measure_after(t, True, board_state=board_state)
         if m is not None:
             ranked, pairs, m = self._rank(t, m, board_state, True)
@@ -228,10 +231,12 @@ class Judging:
         since = cut - self.t_off
         if since < self.s.min_fit_s or ts - self.t_off < self.s.gesture_gap_s:
             return      # a pause within one gesture (a pawn in the air between lift and put-down): judged as one
-        m, board = self._measure_after(cut, True, board_state=self._last_board)
+        seen = [b for tb, b in self._boards if tb <= cut]
+        board_state = seen[-1] if seen else (self._boards[0][1] if self._boards else (0, False))
+        m, board = self._measure_after(cut, True, board_state=board_state)
         if m is None:
             return
-        ranked, pairs, m = self._rank(cut, m, self._last_board, True)
+        ranked, pairs, m = self._rank(cut, m, board_state, True)
         # cut short by a hand, the quiet spell must explain itself well (a resting hand fits poorly)
         verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0,
                         check=self._check(m))

@@ -12,7 +12,7 @@ from companion.sensing.inference import inertia_of, model_torque
 
 class _Cell:
     __slots__ = ("name", "offset", "cpg", "spike", "noise", "win", "wsum", "last_t", "dt", "glitches", "latest",
-                 "trace")
+                 "trace", "steady")
 
     def __init__(self, name: str, offset: float, cpg: float, noise: float):
         self.name = name
@@ -27,6 +27,9 @@ class _Cell:
         self.glitches = 0
         self.latest: float | None = None
         self.trace: deque[tuple[float, float]] = deque(maxlen=1024)    # (t, g) for locating the hands' touches
+        # its samples since it last moved itself (the one that moved included), counted on through the other cells'
+        # moves, which restart its window but say nothing of it
+        self.steady = 0
 
     def clear(self) -> None:
         self.win.clear()
@@ -66,12 +69,14 @@ class Weighing:
             sig = cell.noise.sigma / abs(cell.cpg)
             if abs(g - mean) > self.s.deviation_sigma * sig * math.sqrt(1.0 + 1.0 / n):
                 self._disturbed(ts)
+                cell.steady = 0
                 n = 0
                 mode = self.mode
         if mode == "settled":
             cell.noise.update(v)
         win.append((ts, g))
         cell.wsum += g
+        cell.steady += 1
         if mode == "settled" or mode == "deciding":
             horizon = ts - self.s.weight_window_s
             while win[0][0] < horizon:
@@ -93,7 +98,11 @@ class Weighing:
         alive = self._alive(now)
         if not alive or len(alive) < len(self._cell_list) and self.mode == "waiting":
             return
-        if any(len(c.win) < self.s.min_quiet_samples for c in alive):
+        # Each cell steady for min_quiet_samples of its own, and compared at least once since the last cell moved
+        # (the first sample of a restarted window is compared with nothing). At 10 SPS the cells settle a sample or
+        # two apart (the foreign arm's averaging cells): counting a steady cell's samples afresh whenever another
+        # moved kept the hands "on" up to 0.3 s after the last cell had settled.
+        if any(c.steady < self.s.min_quiet_samples or len(c.win) < 2 for c in alive):
             return
         if self.mode == "moving" and self.quiet_since - self.t_disturbed < self.s.min_touch_s \
                 and self.t_disturbed > self.t_off:
@@ -112,6 +121,10 @@ class Weighing:
         if self.mode == "deciding":
             # a hand again: the quiet spell before it was a settled state, so judge it with what it gave
             self._decide_interrupted(ts)
+        if self.mode != "moving":
+            # a hand arrives (or comes back): no cell has been steady since
+            for c in self._cell_list:
+                c.steady = 0
         if self.mode == "settled":
             self._freeze_baseline(ts)
             self.mode = "moving"

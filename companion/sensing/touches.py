@@ -46,13 +46,6 @@ STRAY_SHARE = 0.1
 SPAN_MM = 300.0
 ASTRAY_MM = 40.0            # how much wider than the rest a gesture located astray misses (HandSpread learns its share)
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
-# HandSpread learns its scale on the located σ only from touches located within this (wider ones are left out as fits
-# gone wild), so how a wider touch's σ should be scaled was never seen: its σ up to here is scaled as learned, the rest
-# taken as located (the prior's scale, 1). Scaled whole by the tidy touches' 0.4-0.6, touches located at σ 25-80 mm on
-# the foreign quiet traces (seeds 18000, 21000-21002) missed the holders touched by a median 1.2-1.9 σ as located, a
-# third of them beyond 3σ as judged; a placement that tipped the arm was read one holder in (normal 18010: its touch
-# 43 mm in at σ 35, judged at 17 against the tip's evidence) and a like pawn's move three holders off (quiet 21003)
-SCALE_LEARNED_MM = 25.0
 
 
 @dataclass(frozen=True)
@@ -444,7 +437,7 @@ class HandSpread:
     PRIOR_N = 3.0
     PRIOR_X_MM = 80.0      # the prior on the gain counts as PRIOR_N touches this far out
     LOW_MM = 2.5           # never surer than this, however tidy the hands so far (the size of a fingertip's press)
-    HIGH_MM = SCALE_LEARNED_MM
+    HIGH_MM = 25.0
     GAIN_RANGE = (0.6, 1.4)
     KEEP = 100             # the latest touches learned from
     SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
@@ -693,27 +686,16 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
     if not idx:
         return None
     r = [touches[i].x - expected[i] for i in idx]
-    f = [scaled(touches[i].sigma, scale) for i in range(len(touches))]
+    c2 = scale * scale
     def located(i: int, j: int) -> float:
         if len(touches[i].cov) == len(touches):
             return touches[i].cov[j]
         return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[f[i] * f[j] * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
+    c = [[c2 * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
     solved = solve_symmetric(c, r)
     if solved is None:
         return None
     return sum(a * b for a, b in zip(r, solved[0])), len(idx), _logdet(c)
-
-
-def scaled(sigma: float, scale: float) -> float:
-    """What a touch located at `sigma` has its σ multiplied by, with HandSpread's `scale`: the scale where it was
-    learned (SCALE_LEARNED_MM), 1 beyond."""
-    if not sigma <= SCALE_LEARNED_MM:
-        if not math.isfinite(sigma):
-            return scale
-        h2 = SCALE_LEARNED_MM * SCALE_LEARNED_MM
-        return math.sqrt((scale * scale * h2 + sigma * sigma - h2) / (sigma * sigma))
-    return scale
 
 
 def _logdet(m: list[list[float]]) -> float:
@@ -745,8 +727,9 @@ def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm:
     piece found confidently astray from ruling out every candidate. Pieces are judged each by its own σ (the
     covariance between pieces of one touch says how they share an error, not which holder)."""
     k = len(expected)
+    c2 = scale * scale
     j2 = jitter_mm * jitter_mm
-    said = [(t.x, (scaled(t.sigma, scale) * t.sigma) ** 2 + j2) for t in touches
+    said = [(t.x, c2 * t.sigma * t.sigma + j2) for t in touches
             if t.x is not None and math.isfinite(t.sigma) and t.sigma > 0]
     n = len(said)
     if n < k or k == 0:

@@ -367,3 +367,24 @@ def test_a_gesture_located_far_off_costs_what_a_stray_costs_at_this_table():
               Touch(328.8, 330.26, -131.5, 8.8, -10.04, (50.8, 77.1))]
     for astray in (0.0, 0.019, HandSpread.ASTRAY_MAX):
         assert loglik(placed, true, astray=astray, **hands) - loglik(placed, other, astray=astray, **hands) > math.log(99.0)
+
+
+def test_a_piece_that_said_nothing_of_where_makes_no_removal_in_pieces_likelier():
+    """Foreign noisy seed 18005 at 146 s: an L pawn lifted at E1 beat the like pawn on W3; the put-down, pressed
+    with the arm near the board, was located nowhere (σ 15 m as found, 1.5 m fitted knowing the pawn). Taken as a
+    stray anywhere on the arm, the vague piece made the mover's removal in pieces 2.2 nats likelier, and the
+    removal was reported where a beat was all the hands said."""
+    kw = dict(jitter_mm=6.77, scale=0.63)
+    lift = touch(113.9, 11.5)
+    vague = Touch(0.0, 1.0, -1143.0, 14836.0, 0.0)
+    # a piece located as loosely as that fits anywhere: it neither helps nor hurts the account it is a piece of
+    assert fragments([lift, vague], [0.991 * 133.0], **kw) == pytest.approx(
+        fragments([lift], [0.991 * 133.0], **kw), abs=0.05)
+    removal = loglik([lift, vague], [0.991 * 133.0], **kw)
+    beat = loglik([touch(111.3, 12.3), Touch(0.0, 1.0, -768.0, 1536.0, 0.0)], [0.991 * 133.0, 0.991 * -61.0], **kw)
+    assert beat > removal + 1.0
+    # while a piece placed far from every holder still reads as a stray, as before
+    stray = touch(-140.0, 2.0)
+    assert fragments([lift, stray], [0.991 * 133.0], **kw) == pytest.approx(
+        fragments([lift], [0.991 * 133.0], **kw) + math.log(0.1 * math.sqrt(2 * math.pi * (
+            (0.63 * 2.0) ** 2 + 6.77 ** 2)) / 300.0), abs=0.05)

@@ -383,6 +383,9 @@ class Measurement:
     swing_n: int = field(default=0, compare=False, repr=False)
     swing_rss: float = field(default=math.nan, compare=False, repr=False)
     accel_noise2: float = field(default=0.0, compare=False, repr=False)
+    # the tip torque of the arm as it was before the change, when it was seen resting free then at tau0 (0: it was
+    # not): its tip torque then lay beyond tau0, which bounds the one after (`_log_tip`)
+    tip_before: float = field(default=0.0, compare=False, repr=False)
     # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
@@ -395,7 +398,8 @@ class Measurement:
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
                            touch_astray=later.touch_astray,
                            span_mm=later.span_mm, swing_before=self.swing_before,
-                           swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2)
+                           swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2,
+                           tip_before=self.tip_before)
 
     def to_dict(self) -> dict:
         return {
@@ -487,7 +491,7 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
         pred = m.tau0 + shift + c.mean_t
         var = m.var_tau0 + c.c_tt + c.c_place + m.tip_var + (m.rel_t * c.mean_t) ** 2
         z = (m.censored1 * pred - m.tip_torque) / math.sqrt(var) if math.isfinite(var) else 0.0
-        lt = _log_phi(z) if math.isfinite(var) else 0.0
+        lt = _log_tip(c, m, shift, c.c_tt + c.c_place + (m.rel_t * c.mean_t) ** 2)
         d2w = rw * rw / sww
         return -0.5 * d2w - 0.5 * math.log(sww) + lt + _hands(c, m), d2w + (z * z if z < 0 else 0.0)
     stt = c.c_tt + c.c_place + m.var_tau0 + var1 + (m.rel_t * c.mean_t) ** 2
@@ -502,6 +506,41 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
         swt = 0.0
     d2 = (rw * rw * stt - 2 * rw * rt * swt + rt * rt * sww) / det
     return -0.5 * d2 - 0.5 * math.log(det) + freq_ll + _hands(c, m), d2
+
+
+# the share of arms whose free rest before says nothing of their tip after (a sticky pivot, a pawn caught on the
+# board's edge holding an arm down that its torque would lift off): a prior, not a measurement — an account that
+# could tip the arm only at a tip torque the free rest before ruled out keeps this share of its old likelihood
+STUCK_ON_BOARD = 0.01
+
+
+def _log_tip(c: Candidate, m: Measurement, shift: float, own_var: float) -> float:
+    """log P(the arm rests on the board on side `m.censored1` after `c`), `own_var` the variance of c's torque.
+
+    The arm's tip torque is known only to `m.tip_var`; but an arm seen resting free just before the change (at
+    tau0, with the same pawns) had its tip torque beyond that torque then — the same arm, loaded as the change left
+    it, tips beyond tau0 scaled as its load scales the tip. An account that adds too little torque to cross that
+    bound cannot have tipped it: "nothing changed" after a move near the tip (our seed 22500001, turn 34: an M
+    moved four holders out, the arm 4.5 % under its tip before) would otherwise keep the likelihood that the tip
+    torque was 1.5σ lower than thought, which the free arm before had already ruled out."""
+    pred = m.tau0 + shift + c.mean_t
+    var = m.var_tau0 + own_var + m.tip_var
+    if not math.isfinite(var):
+        return 0.0
+    z = (m.censored1 * pred - m.tip_torque) / math.sqrt(var)
+    if m.tip_before <= 0 or shift:
+        return _log_phi(z)
+    ratio = m.tip_torque / m.tip_before
+    bound = m.censored1 * m.tau0 * ratio            # the tip torque after lies beyond this
+    s_bound = math.sqrt(m.tip_var + m.var_tau0 * ratio * ratio)
+    z_bound = (bound - m.tip_torque) / s_bound
+    free = 0.5 * math.erfc(z_bound / SQRT2)         # P(tip torque > bound): the arm was free before
+    if free < 1e-9:
+        return _log_phi(z)  # the model's tip torque says the arm could not have been free: it has nothing to add
+    ever = math.exp(_log_phi(z))                    # P(tip torque < c's torque after), the bound not known
+    both = max(0.0, ever - 0.5 * math.erfc(-z_bound / SQRT2))   # ... and beyond the bound
+    held = (1.0 - STUCK_ON_BOARD) * both / free + STUCK_ON_BOARD * ever
+    return math.log(held) if held > 0 else _log_phi(z) + math.log(STUCK_ON_BOARD)
 
 
 def _wide_rest(m: Measurement, omega: float, rel: float) -> tuple[float, float, float]:
@@ -734,9 +773,7 @@ def indistinguishable(a: Candidate, b: Candidate, m: Measurement, res: Resolutio
     if m.censored1:
         # resting on the board, the angle only says 'at least τ_tip': both fit if both predict it
         for c, shift in ((a, shift_a), (b, shift_b)):
-            pred = m.tau0 + shift + c.mean_t
-            var = m.var_tau0 + c.c_tt + m.tip_var
-            if _log_phi((m.censored1 * pred - m.tip_torque) / math.sqrt(var)) < math.log(0.02):
+            if _log_tip(c, m, shift, c.c_tt) < math.log(0.02):
                 return False
         vw = res.weight_g ** 2 + 0.5 * (a.c_ww + b.c_ww)
         return dw * dw / vw < res.group_distance ** 2

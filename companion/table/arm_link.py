@@ -196,8 +196,13 @@ class ArmLink:
                     state.home_unjudged and self._homecoming is not None and ev.t - self._homecoming <= HOME_TIP_S)):
                 # (after the move that brought a player home, only a tip that comes with that move, before the arm
                 # is touched again, is its tip: the arm may well tip while the players clear it)
-                if state.roll is not None and (self._pending is not None or self.question is not None):
-                    self._tip_waits = True      # judged once the players have said which move it was
+                if state.roll is not None and (self._pending is not None or self.question is not None
+                                               or self.follower.judging):
+                    # judged once the players have said which move it was — or once the follower has named it: a
+                    # tip is reported on its own a second after the hands left, and a change near the tip may take
+                    # the longest look to name (our seed 22500001 turn 34: the tip went to the game before its move,
+                    # was refused, and never counted)
+                    self._tip_waits = True
                     return
                 self._tip()
             return

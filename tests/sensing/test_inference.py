@@ -1,6 +1,7 @@
 """Ranking candidate changes from (ΔW, Δτ), with plain numbers; and narrowing them to legal moves."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -157,6 +158,23 @@ def test_on_the_board_nothing_changed_must_beat_all_changes_together():
     pawns = weighed(("E1", "L"), ("E2", "L"), ("W7", "L"))
     v = verdict(pawns, measure(0.0, 0.0, tau0=2850.0, censored=1), final=True)
     assert v.ranked[0].candidate.kind == "move" and v.ambiguous
+
+
+def test_an_arm_seen_free_just_under_its_tip_did_not_tip_with_nothing_changed():
+    # free at 95.5 % of the tip torque (known to 3 %), then on the board with the same weight: the tip torque could
+    # be that much lower than thought only if the arm had not been resting free at that very torque before. Our seed
+    # 22500001 turn 34: "nothing changed" held 0.66 there, and the move that tipped the arm was never reported.
+    pawns = weighed(("W3", "M"), ("W5", "L"), ("W6", "L"), ("W7", "L"))
+    m = replace(measure(0.0, 0.0, tau0=-0.955 * TIP, censored=-1), tip_before=TIP)
+    v = verdict(pawns, m, final=True)
+    nothing = next(s for s in v.ranked if s.candidate.kind == "none")
+    assert nothing.probability < 0.01 and nothing not in v.group
+    assert {s.candidate.key for s in v.group} >= {((("W3", "M"),), (("W7", "M"),)), ((("W3", "M"),), (("W6", "M"),))}
+    # far from the tip before, the bound changes nothing
+    far = replace(measure(0.0, 0.0, tau0=-0.5 * TIP, censored=-1), tip_before=TIP)
+    loose = measure(0.0, 0.0, tau0=-0.5 * TIP, censored=-1)
+    assert [round(s.probability, 9) for s in verdict(pawns, far, final=True).ranked] == \
+        [round(s.probability, 9) for s in verdict(pawns, loose, final=True).ranked]
 
 
 def test_applying_a_placement_keeps_the_weighed_mass():

@@ -107,3 +107,35 @@ def test_a_move_the_sensors_could_not_tell_from_nothing_is_still_the_turns_move_
     assert follower.held is None, "the move was never applied"
     assert host.state.over and host.state.result == "tip" and host.state.winners == (2,)
     assert not [d for k, d in said if k == "notice" and "refuses" in d]
+
+
+def test_a_tip_reported_while_its_move_is_still_judged_waits_for_that_move():
+    # the follower reports a tip on its own once it is plain, and the change that caused it may take longer to name
+    # (our seed 22500001 turn 34 took the longest look): the tip went to the game before its move, was refused
+    # ("no turn has just ended") and never counted. Here the tip is reported the moment the board is sure, before
+    # the move is decided.
+    from companion.sensing.follower.settings import FollowerSettings
+
+    state = one_move_from_home(far_out=True)
+    script = TableScript(MODEL, "medium-80sps", seed=6, pawns=state.on_arm())
+    host = Host(state)
+    follower = ArmFollower(MODEL, script.calibration(), pawns=state.on_arm(),
+                           settings=FollowerSettings(tip_deadline_s=0.0))
+    link = ArmLink(host, MODEL, follower, time=TableTime())
+    said, tips = [], []
+    link.on_report(lambda kind, data: said.append((kind, data)))
+    heard = link._on_event
+
+    def hear(ev):
+        if ev.event == "tip":
+            tips.append(follower.judging)
+        heard(ev)
+
+    link._on_event = hear
+    script.move("E6", "W4", "L")
+    script.wait(4.0)
+    for t, sensor, value in script.rows:
+        link.feed(t, sensor, value)
+    assert tips == [True], "the race this is about: the tip came while the move was still being judged"
+    assert host.state.over and host.state.result == "tip" and host.state.winners == (2,)
+    assert not [d for k, d in said if k == "notice" and "refuses" in d]

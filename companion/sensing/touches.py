@@ -454,7 +454,8 @@ class HandSpread:
     pawns sit in their holders, differ: the spread is learned. A located σ is itself only nearly right: it comes
     from the fit's residual and the timing's spread (at 10 SPS touches located at σ 10-20 mm missed where the hands
     touched by 7 mm rms, those at σ < 3 by 4), so a scale on it is learned too, most likely over a few values from
-    0.4 to 1.6 with a prior at 1.
+    0.4 to 1.6 with a prior at 1, and how it grows with the located σ (TouchScale: a power with a prior at 0), from
+    every touch located within WIDE_MM.
 
     A miss is c²σ² + spread² wide, except now and then a gesture is located astray (a pause between touches the
     cells blurred, a fit that found another minimum): a share of the misses, learned, is taken as that much wider

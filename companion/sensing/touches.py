@@ -557,17 +557,20 @@ class HandSpread:
         wide = self.ASTRAY_MM ** 2
         lo, hi = self.LOW_MM ** 2, self.HIGH_MM ** 2
         p2 = self.PRIOR_MM ** 2
+        # (each miss's scaled σ² once: this runs for every scale tried, under the game's lock)
+        located = [(m2, c2 * s2 * (f[i] if f else 1.0)) for i, (m2, s2) in enumerate(misses)]
+        exp, sqrt = math.exp, math.sqrt
         for _ in range(self.EM_STEPS):
             num = self.PRIOR_N * (p2 - j2) / (j2 * j2)
             den = self.PRIOR_N / (j2 * j2)
             astray = 0.0
-            for i, (m2, s2) in enumerate(misses):
-                v = c2 * s2 * (f[i] if f else 1.0) + j2
-                near = (1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
-                far = share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide)
+            for m2, cs2 in located:
+                v = cs2 + j2
+                vw = v + wide
+                near = (1.0 - share) * exp(-0.5 * m2 / v) / sqrt(v)
+                far = share * exp(-0.5 * m2 / vw) / sqrt(vw)
                 w = near / (near + far) if near + far > 0 else 0.0
                 astray += 1.0 - w
-                vw = v + wide
                 num += w * (m2 - v) / (v * v) + (1.0 - w) * (m2 - vw) / (vw * vw)
                 den += w / (v * v) + (1.0 - w) / (vw * vw)
             # a scoring step on spread² (each miss as surely astray as it looks, both ways widening with it), and

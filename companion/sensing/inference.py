@@ -365,7 +365,8 @@ class Measurement:
     touch_gain: float = field(default=1.0, compare=False, repr=False)    # a touch at x is located at about gain · x
     # what the touches were located from (settling.Gesture), to learn the cells' settling once the game confirms
     gesture: Any = field(default=None, compare=False, repr=False)
-    touch_scale: float = field(default=1.0, compare=False, repr=False)   # a touch's located σ is about scale · σ
+    # a touch's located σ is about scale · σ (a number, or touches.TouchScale: its own for each σ)
+    touch_scale: Any = field(default=1.0, compare=False, repr=False)
     touch_astray: float = field(default=0.0, compare=False, repr=False)  # the share of gestures located astray
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
     # than the shape `touches` came through, touches, touches_by_size)

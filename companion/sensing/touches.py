@@ -414,6 +414,35 @@ def _fit_mixes(cols, rows, which, angles, mixes, k, touches, bases, levels, rest
     return found
 
 
+@dataclass(frozen=True)
+class TouchScale:
+    """What a touch's located σ is scaled by, as a function of that σ: c(σ) = at_ref · (σ / REF_MM)^power, σ taken
+    within [LOW_MM, WIDE_MM] (beyond those the learned touches say nothing of it). A fit's σ is only nearly right,
+    and not alike at every width: a gesture located from long free stretches is located about as well as its σ says
+    or better, one seen only in short stretches between the arm's visits to the board (most of a 10 SPS gesture that
+    presses the arm onto the board) misses by more than its σ says (foreign quiet touches at σ 25-80 mm by a median
+    1.2-1.9σ, those within 25 mm by 0.3-0.7σ). One scale for all, learned from the tidy ones, made the loose ones
+    surer than they were: a like-pawn pair applied wrongly at 0.9911 on two touches 65-70 mm off at σ 34 (foreign
+    quiet 20214, turn 25)."""
+
+    at_ref: float = 1.0
+    power: float = 0.0
+
+    REF_MM = 10.0
+    LOW_MM = 2.5
+    WIDE_MM = 100.0
+
+    def __call__(self, sigma: float) -> float:
+        if self.power == 0.0:
+            return self.at_ref
+        s = min(self.WIDE_MM, max(self.LOW_MM, sigma))
+        return self.at_ref * (s / self.REF_MM) ** self.power
+
+
+def _scale_of(scale: "float | TouchScale", sigma: float) -> float:
+    return scale(sigma) if callable(scale) else scale
+
+
 class HandSpread:
     """How the touches located at this table relate to the holders the hands touched: a gain (a located touch lies
     at about gain · the holder's x), a spread (1σ, mm, how far from that the hands touch) and a scale on the located
@@ -425,7 +454,8 @@ class HandSpread:
     pawns sit in their holders, differ: the spread is learned. A located σ is itself only nearly right: it comes
     from the fit's residual and the timing's spread (at 10 SPS touches located at σ 10-20 mm missed where the hands
     touched by 7 mm rms, those at σ < 3 by 4), so a scale on it is learned too, most likely over a few values from
-    0.4 to 1.6 with a prior at 1.
+    0.4 to 1.6 with a prior at 1, and how it grows with the located σ (TouchScale: a power with a prior at 0), from
+    every touch located within WIDE_MM.
 
     A miss is c²σ² + spread² wide, except now and then a gesture is located astray (a pause between touches the
     cells blurred, a fit that found another minimum): a share of the misses, learned, is taken as that much wider
@@ -442,6 +472,11 @@ class HandSpread:
     KEEP = 100             # the latest touches learned from
     SCALES = tuple(2.0 ** (k / 3.0) for k in range(-4, 3))     # what the located σ may be scaled by: 0.4-1.6
     SCALE_PRIOR_LOG = math.log(2.0)                             # the prior on the scale: 1, give or take a factor of 2
+    # how the scale grows with the located σ (TouchScale): none, give or take 0.5 either way, before touches show it
+    POWERS = (-0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0)
+    POWER_PRIOR = 0.5
+    # touches located wider than this are not learned from: their misses are bounded by the arm, not by their σ
+    WIDE_MM = TouchScale.WIDE_MM
     MISS_Z2 = 16.0         # a miss counts no worse than 4σ when it is judged alone (settling.py)
     ASTRAY_MM = ASTRAY_MM
     ASTRAY_PRIOR = 0.1     # the share of touches located astray, before any is seen ...
@@ -454,17 +489,25 @@ class HandSpread:
         self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
                                                           for a, b, c in touches][-self.KEEP:]
         self.astray = self.ASTRAY_PRIOR
+        self.power = 0.0
         self.gain, self.sigma_mm, self.scale = self._solve()
+
+    @property
+    def touch_scale(self) -> TouchScale:
+        """The scale on a touch's located σ, as a function of that σ."""
+        return TouchScale(self.scale, self.power)
 
     def learn(self, touches: Sequence[Touch], expected: Sequence[float]) -> None:
         """`touches` of a change the game has settled, and where its move touched (holders' x, in order)."""
         if not touches or len(touches) != len(expected):
             return      # a miscount says nothing of where the hands touch
         for tc, x in zip(touches, expected):
-            if tc.x is None or not math.isfinite(tc.sigma) or tc.sigma > self.HIGH_MM:
+            if tc.x is None or not math.isfinite(tc.sigma) or tc.sigma > self.WIDE_MM:
                 continue
-            # a touch wrongly split or fitted must not move the gain without bound
-            located = max(x - 3.0 * self.HIGH_MM, min(x + 3.0 * self.HIGH_MM, tc.x))
+            # a touch wrongly split or fitted must not move the gain without bound (nor, located loosely, be taken
+            # as nearer than it was)
+            reach = 3.0 * max(self.HIGH_MM, tc.sigma)
+            located = max(x - reach, min(x + reach, tc.x))
             self.touches.append((float(x), located, tc.sigma ** 2))
         del self.touches[:-self.KEEP]
         self.gain, self.sigma_mm, self.scale = self._solve()
@@ -474,47 +517,60 @@ class HandSpread:
         return [self.gain * x for x in xs]
 
     def _solve(self) -> tuple[float, float, float]:
-        gain, spread, scale = 1.0, self.PRIOR_MM, 1.0
+        gain, spread, scale, power = 1.0, self.PRIOR_MM, 1.0, 0.0
         self.astray = self.ASTRAY_PRIOR
+        self.power = power
         if not self.touches:
             return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
         for _ in range(2):     # the gain weighs each touch by c²σ² + spread², which are judged from gain · x
-            c2 = scale * scale
+            cs = TouchScale(scale, power)
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
-            num = prior + sum(x * xl / (c2 * s2 + j2) for x, xl, s2 in self.touches)
-            den = prior + sum(x * x / (c2 * s2 + j2) for x, _, s2 in self.touches)
+            w = [1.0 / (cs(math.sqrt(s2)) ** 2 * s2 + j2) for _, _, s2 in self.touches]
+            num = prior + sum(x * xl * wi for (x, xl, _), wi in zip(self.touches, w))
+            den = prior + sum(x * x * wi for (x, _, _), wi in zip(self.touches, w))
             gain = max(lo_g, min(hi_g, num / den))
             misses = [((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches]
-            best = None
             v2, share = spread * spread, self.astray
-            for c in self.SCALES:
-                v2, share = self._spread_and_astray(misses, c * c, v2, share)
-                score = self._score(misses, c, v2, share)
-                if best is None or score > best[0]:
-                    best = (score, c, v2, share)
-            _, scale, v2, self.astray = best
+            best = None
+            # the scale at the reference σ over its values, then how it grows with σ, then the scale again: each
+            # (scale, power) with its own most likely spread and astray share
+            for which in ("scale", "power", "scale"):
+                for value in (self.SCALES if which == "scale" else self.POWERS):
+                    c, p = (value, power) if which == "scale" else (scale, value)
+                    f = [TouchScale(c, p)(math.sqrt(s2)) ** 2 / (c * c) for _, s2 in misses]
+                    v2, share = self._spread_and_astray(misses, c * c, v2, share, f)
+                    score = self._score(misses, c, v2, share, f) - 0.5 * self.PRIOR_N * (p / self.POWER_PRIOR) ** 2
+                    if best is None or score > best[0]:
+                        best = (score, c, p, v2, share)
+                _, scale, power, v2, share = best
+            self.astray = share
             spread = math.sqrt(v2)
+        self.power = power
         return gain, spread, scale
 
     def _spread_and_astray(self, misses: Sequence[tuple[float, float]], c2: float, j2: float,
-                           share: float) -> tuple[float, float]:
-        """(spread², astray share) most likely with the located σ² scaled by c2, from (j2, share)."""
+                           share: float, f: Sequence[float] | None = None) -> tuple[float, float]:
+        """(spread², astray share) most likely with the located σ² scaled by c2 (each miss's by c2 · f, f its
+        growth with σ), from (j2, share)."""
         wide = self.ASTRAY_MM ** 2
         lo, hi = self.LOW_MM ** 2, self.HIGH_MM ** 2
         p2 = self.PRIOR_MM ** 2
+        # (each miss's scaled σ² once: this runs for every scale tried, under the game's lock)
+        located = [(m2, c2 * s2 * (f[i] if f else 1.0)) for i, (m2, s2) in enumerate(misses)]
+        exp, sqrt = math.exp, math.sqrt
         for _ in range(self.EM_STEPS):
             num = self.PRIOR_N * (p2 - j2) / (j2 * j2)
             den = self.PRIOR_N / (j2 * j2)
             astray = 0.0
-            for m2, s2 in misses:
-                v = c2 * s2 + j2
-                near = (1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
-                far = share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide)
+            for m2, cs2 in located:
+                v = cs2 + j2
+                vw = v + wide
+                near = (1.0 - share) * exp(-0.5 * m2 / v) / sqrt(v)
+                far = share * exp(-0.5 * m2 / vw) / sqrt(vw)
                 w = near / (near + far) if near + far > 0 else 0.0
                 astray += 1.0 - w
-                vw = v + wide
                 num += w * (m2 - v) / (v * v) + (1.0 - w) * (m2 - vw) / (vw * vw)
                 den += w / (v * v) + (1.0 - w) / (vw * vw)
             # a scoring step on spread² (each miss as surely astray as it looks, both ways widening with it), and
@@ -524,14 +580,15 @@ class HandSpread:
                         / (self.ASTRAY_PRIOR_N + len(misses)))
         return j2, share
 
-    def _score(self, misses: Sequence[tuple[float, float]], c: float, j2: float, share: float) -> float:
+    def _score(self, misses: Sequence[tuple[float, float]], c: float, j2: float, share: float,
+               f: Sequence[float] | None = None) -> float:
         """log-likelihood of the misses (and the priors on the scale and the spread)."""
         wide = self.ASTRAY_MM ** 2
         total = -0.5 * self.PRIOR_N * ((math.log(c) / self.SCALE_PRIOR_LOG) ** 2 + self.PRIOR_MM ** 2 / j2
                                        + math.log(j2))
         c2 = c * c
-        for m2, s2 in misses:
-            v = c2 * s2 + j2
+        for i, (m2, s2) in enumerate(misses):
+            v = c2 * s2 * (f[i] if f else 1.0) + j2
             total += math.log((1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
                               + share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide) + 1e-300)
         return total
@@ -635,7 +692,7 @@ IN_PIECES = math.log(0.05)         # more: one touch found in pieces
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
-           miscount: float = MISCOUNT, pieces: float = IN_PIECES, floor: float = -8.0, scale: float = 1.0,
+           miscount: float = MISCOUNT, pieces: float = IN_PIECES, floor: float = -8.0, scale: float | TouchScale = 1.0,
            span_mm: float = SPAN_MM, astray: float = 0.0) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
@@ -669,7 +726,7 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
 
 
 def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
-           scale: float = 1.0) -> tuple[float, int] | None:
+           scale: float | TouchScale = 1.0) -> tuple[float, int] | None:
     """(squared Mahalanobis distance, touches placed) of the touches from where the hands were expected (mm, in
     order), as `loglik` judges them; None when they are not as many as expected or none was placed."""
     if len(touches) != len(expected):
@@ -678,7 +735,7 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     return None if off is None else off[:2]
 
 
-def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float,
+def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float | TouchScale,
                   wider_mm2: float) -> tuple[float, int, float] | None:
     """(squared Mahalanobis distance, touches placed, log-determinant of their covariance) of as many touches as
     expected, each touch's variance `wider_mm2` wider; None when none was placed."""
@@ -686,12 +743,13 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
     if not idx:
         return None
     r = [touches[i].x - expected[i] for i in idx]
-    c2 = scale * scale
+    # each touch's σ by its own scale: the covariance as D·C·D, D the scales (so it stays positive definite)
+    k = {i: _scale_of(scale, touches[i].sigma) for i in idx}
     def located(i: int, j: int) -> float:
         if len(touches[i].cov) == len(touches):
             return touches[i].cov[j]
         return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[c2 * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
+    c = [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
     solved = solve_symmetric(c, r)
     if solved is None:
         return None
@@ -717,7 +775,7 @@ def _logdet(m: list[list[float]]) -> float:
 
 
 def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
-              scale: float = 1.0, span_mm: float = SPAN_MM, stray: float = STRAY_SHARE) -> float:
+              scale: float | TouchScale = 1.0, span_mm: float = SPAN_MM, stray: float = STRAY_SHARE) -> float:
     """Where more touches than `expected` fell, on loglik's scale (0: every touch where expected, to the mm).
 
     Each expected touch may have come in several pieces, one after another, and the pieces in time order are
@@ -727,9 +785,8 @@ def fragments(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm:
     piece found confidently astray from ruling out every candidate. Pieces are judged each by its own σ (the
     covariance between pieces of one touch says how they share an error, not which holder)."""
     k = len(expected)
-    c2 = scale * scale
     j2 = jitter_mm * jitter_mm
-    said = [(t.x, c2 * t.sigma * t.sigma + j2) for t in touches
+    said = [(t.x, (_scale_of(scale, t.sigma) * t.sigma) ** 2 + j2) for t in touches
             if t.x is not None and math.isfinite(t.sigma) and t.sigma > 0]
     n = len(said)
     if n < k or k == 0:

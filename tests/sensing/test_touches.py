@@ -261,6 +261,49 @@ def test_hand_spread_learns_how_far_its_located_sigma_overstates_the_misses():
     assert margin(modest) > 1.5 * margin(honest) > 0
 
 
+def loose_and_tidy_table(seed: int) -> HandSpread:
+    """A 10 SPS table as the foreign quiet games showed one: most touches located at σ 3-6 mm and landing within half
+    of it, a third located at σ 25-45 mm (short free stretches between the arm's visits to the board) that miss by
+    more than their σ says."""
+    rng = random.Random(seed)
+    hands = HandSpread()
+    for k in range(HandSpread.KEEP):
+        x = rng.choice([-133.0, -97.0, -61.0, -25.0, 43.0, 79.0, 115.0])
+        if k % 3 == 2:
+            sigma = rng.uniform(25.0, 45.0)
+            off = rng.gauss(0.0, 1.5 * sigma)
+        else:
+            sigma = rng.uniform(3.0, 6.0)
+            off = rng.gauss(0.0, 0.5 * sigma)
+        hands.learn([touch(x + off + rng.gauss(0.0, 3.0), sigma)], [x])
+    return hands
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_loosely_located_touches_are_judged_at_the_scale_their_own_sigma_has_shown(seed):
+    """One scale for every touch, learned from the tidy ones (the loose ones were left out), judged the loose ones
+    at half their σ: a like-pawn pair was applied wrongly at 0.9911 on a lift and a put-down located 65-70 mm from
+    the true holders at σ 34 (foreign quiet 20214, turn 25: L W5 → W7 read as W1 → W3). The scale is learned as a
+    function of the located σ, from the loose touches too."""
+    hands = loose_and_tidy_table(seed)
+    scale = hands.touch_scale
+    assert hands.power > 0
+    assert scale(34.0) > 1.0 and scale(4.0) < 0.75
+    assert scale(34.0) > 2.0 * scale(4.0)
+    judge = dict(jitter_mm=hands.sigma_mm, scale=scale, astray=hands.astray)
+    # the loose pair of 20214 (W1 → W3 at -25, -61 against W5 → W7 at -97, -133): the touches lean to the first,
+    # but not by the 4.6 nats a move applied at 0.99 on them would need
+    loose = [Touch(0.0, 0.4, -32.0, 34.0, 6.0, (34.0 ** 2, 300.0)), Touch(0.6, 1.0, -62.0, 34.0, -6.0,
+                                                                           (300.0, 34.0 ** 2))]
+    lean = loglik(loose, [-25.0, -61.0], **judge) - loglik(loose, [-97.0, -133.0], **judge)
+    assert 0.0 < lean < math.log(99.0)
+    # ... while a tidy pair, located at σ 4, tells the same two moves apart at least as surely as a single scale did
+    tidy = [Touch(0.0, 0.4, -27.0, 4.0, 6.0), Touch(0.6, 1.0, -58.0, 4.0, -6.0)]
+    single = dict(jitter_mm=hands.sigma_mm, scale=hands.scale, astray=hands.astray)
+    assert (loglik(tidy, [-25.0, -61.0], **judge) - loglik(tidy, [-97.0, -133.0], **judge)
+            >= loglik(tidy, [-25.0, -61.0], **single) - loglik(tidy, [-97.0, -133.0], **single) > math.log(99.0))
+
+
 def test_touches_that_two_ways_place_apart_lose_their_certainty():
     def at(xs, sigma):
         return [Touch(0.0, 1.0, x, sigma, 0.0, tuple(sigma ** 2 if i == j else 0.0 for j in range(len(xs))))

@@ -95,7 +95,7 @@ class Judging:
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
                         tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.scale,
+                        self.hands.gain, gesture, touch_scale=self.hands.touch_scale,
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, **swung)

@@ -528,3 +528,31 @@ def test_a_removal_cut_short_by_the_next_hand_is_judged_with_the_board_as_it_was
                              ("remove", "L", "E3", None, None), ("remove", "M", "W6", None, None),
                              ("remove", "L", "E2", None, None)]
     assert f.occupancy == [("E1", "L")]
+
+
+def test_a_longer_look_at_the_swing_is_checked_against_its_own_samples_not_the_first_looks():
+    """While the game waits on look-alike moves it measures the change again over the longer quiet spell
+    (`remeasure`); the fit check then read that spell's residuals as if they came from the first look's samples,
+    found the swing several times noisier than it is, and mixed every legal move to an even share."""
+    from companion.sensing.inference import match_moves
+
+    pawns = [("E5", "L"), ("W1", "L")]
+    sc = TableScript(MODEL, "medium-80sps", seed=4, pawns=pawns, hands=STEADY)
+    sc.move("E5", "E7", "L")          # changes the weight and torque as W1 → W3 does; the swing tells them
+    sc.wait(5)
+    f = ArmFollower(MODEL, sc.calibration(), pawns=pawns)
+    event, again = None, None
+    for row in sc.rows:
+        got = f.feed(*row)
+        event = event or (got[0] if got else None)
+        if event is not None and again is None and row[0] > event.t + 1.5:
+            again = f.remeasure(event.change)
+    assert again is not None
+    legal = [{"kind": "advance", "from_holder": "E5", "to_holder": "E7", "size": "L"},
+             {"kind": "advance", "from_holder": "W1", "to_holder": "W3", "size": "L"}]
+    first, longer = match_moves(event.change, legal), match_moves(again, legal)
+    assert first[0].move == legal[0] and first[0].probability > 0.99
+    # the longer look is no worse a fit than the first: the model holds, and it says the same move
+    assert longer[0].model_holds > 0.5
+    assert longer[0].move == legal[0] and longer[0].probability > 0.99
+    assert again.measurement.swing_n > 3 * event.change.measurement.swing_n

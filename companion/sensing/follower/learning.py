@@ -78,8 +78,11 @@ class Learning:
         w1, var1, t1 = self._window_weight(t, settled_from=self.t_off)
         dw, var_dw, drift = self._weight_change(self._w_before_change, (w1, var1, t1))
         kappa = self._kappa_for()
+        # the fit check reads the fan's residuals over this longer swing: judged against the first look's sample
+        # count they came out as many times the noise as the look was longer (foreign normal 24002 turn 8: F 5.1
+        # where the swing fitted at 1.0, every legal move mixed to an even share, and the turn asked)
         m = replace(m0, tau1=kappa * best.rest, var_tau1=(kappa * best.rest_sigma) ** 2, fan=fan,
-                    swing=self._predictor())
+                    swing=self._predictor(), swing_n=best.n, swing_rss=best.rms * best.rms * max(1, best.n - 3))
         if m0.touches:
             # a decision before the second look at the hands (a second after they left) judged the touches from
             # the first: the longer look places them from more of the swing

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,9 +123,15 @@ def _pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f} %" if b else "—"
 
 
+def _latencies(group: list[dict]) -> list[float]:
+    """Every turn's latency over the group's games: the median and p95 are both of these, as gamegen's summary
+    reckons its median (a median of each game's median leans on how many turns each game had)."""
+    return [x for g in group for x in g["latencies"]]
+
+
 def _p95(group: list[dict]) -> str:
     """The 95th percentile of every turn's latency over the group's games (as evaluation.percentile reckons it)."""
-    lat = [x for g in group for x in g["latencies"]]
+    lat = _latencies(group)
     return f"{percentile(lat, 0.95):.2f}" if lat else "—"
 
 
@@ -143,10 +150,11 @@ def report_games(games: list[dict]) -> bool:
             physical, asked = sum(x["physical"] for x in s), sum(x["asked"] for x in s)
             wrong, missed = sum(x["wrong"] for x in s), sum(x["missed"] for x in s)
             tips, tips_missed = sum(x["tips"] for x in s), sum(x["tips_missed"] for x in s)
-            lat = [x["latency_median_s"] for x in s if x["latency_median_s"] is not None]
+            lat = _latencies(group)
+            median = statistics.median(lat) if lat else None
             print(f"{profile:8} {players:>7} {len(group):>5} {turns:>6} {_pct(followed, turns):>9} {wrong:>5} "
                   f"{missed:>6} {_pct(asked, physical):>7} {tips_missed:>5} of {tips:<3} "
-                  f"{(f'{sorted(lat)[len(lat) // 2]:.2f} s' if lat else '—'):>11} {_p95(group):>6}")
+                  f"{(f'{median:.2f} s' if lat else '—'):>11} {_p95(group):>6}")
             worst = min(group, key=lambda g: (g["score"]["followed_pct"], -g["score"]["wrong"]))
             print(f"{'':8}   worst: seed {worst['seed']}, followed {worst['score']['followed_pct']} %, "
                   f"arm {worst['arm']['fn_hz']} Hz ζ {worst['arm']['zeta']}; first bad: "
@@ -154,7 +162,7 @@ def report_games(games: list[dict]) -> bool:
             # the issue's goals: questions on at most 10 % of physical turns at 10 SPS and 5 % at 80 SPS, the median
             # decision within a second of the hands leaving
             most_asked = 0.10 if profile == "quiet" else 0.05
-            slow = bool(lat) and sorted(lat)[len(lat) // 2] > 1.0
+            slow = median is not None and median > 1.0
             ok = (ok and wrong == 0 and missed == 0 and followed == turns and tips_missed == 0
                   and asked <= most_asked * physical and not slow)
     whole = sum(g["score"]["followed"] == g["score"]["turns"] for g in games)

@@ -371,6 +371,8 @@ class Measurement:
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
     # than the shape `touches` came through, touches, touches_by_size)
     other_touches: tuple = field(default=(), compare=False, repr=False)
+    # which way the first touch pushed an arm resting free onto the board, if it did (touches.Push)
+    push: Any = field(default=None, compare=False, repr=False)
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
@@ -607,13 +609,15 @@ def _hands(c: Candidate, m: Measurement) -> float:
 
 
 def _hands_of(c: Candidate, m: Measurement) -> float:
-    from companion.sensing.touches import loglik
+    from companion.sensing.touches import loglik, push_loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
+    # (where the first touch pushed the arm is read from the board and the forces, not through the cells' settling)
+    pushed = push_loglik(m.push, c.touch_x[0], jitter_mm=m.finger_mm) if m.push is not None else 0.0
     ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
                 astray=m.touch_astray)
     if not m.other_touches:
-        return ll
+        return pushed + ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
     terms, weights = [ll], [0.0]
     for lw, touches, by_size in m.other_touches:
@@ -621,7 +625,7 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
         terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
                                  astray=m.touch_astray))
         weights.append(lw)
-    return _logsumexp(terms) - _logsumexp(weights)
+    return pushed + _logsumexp(terms) - _logsumexp(weights)
 
 
 def _logsumexp(values: Sequence[float]) -> float:

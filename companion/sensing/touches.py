@@ -725,6 +725,42 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     return max(floor * placed, ll)
 
 
+@dataclass(frozen=True)
+class Push:
+    """The arm, free before a gesture, put on the board during its first touch: which way the hand pushed it.
+
+    From rest, a push that moves the arm's balance by Δτ swings it at most 2·Δτ past where it was (a step on an
+    undamped arm; a hand's press is no faster than a step, nor longer than a swing). So the arm reaching the board
+    on `side` says the hand's torque x·F(t) reached at least `need` = (τ_tip − side·τ₀ − swing)/2 that way at some
+    moment up to the contact — a bound, not a measurement: it rules out a touch on the other side of the pivot (a
+    press there lifts the arm off that board) and one too near the pivot, never one farther out. The forces are
+    the extremes the cells read from the touch's start to the contact and their settling after it (+ pressing,
+    − a pawn lifted off), so a lift read late can only widen what the bound allows."""
+
+    side: int               # +1 / -1: the board the arm went onto
+    need: float             # g·mm, the hand's torque that way it must have reached
+    need_sigma: float       # g·mm, how well `need` is known (τ₀, τ_tip)
+    f_max: float            # g, the most the cells read pressed, touch start to contact
+    f_min: float            # g, the least (negative: a pawn lifted)
+
+
+def push_loglik(push: Push | None, x: float, *, jitter_mm: float = 12.0, floor: float = -8.0) -> float:
+    """log-likelihood (0 at best) that a first touch at `x` (mm) pushed the arm onto the board as `push` says: how
+    far x falls short of where either force read could have done it, against a finger's spread and `need`'s σ."""
+    if push is None or push.need <= 0.0:
+        return 0.0
+    best = floor
+    for f in (push.f_max, push.f_min):
+        k = push.side * f          # g·mm toward the board per mm of x
+        if k == 0.0:
+            continue
+        edge = push.need / k       # k·x ≥ need: x beyond this edge (outward when k > 0, inward of it when k < 0)
+        short = max(0.0, edge - x if k > 0 else x - edge)
+        sigma2 = jitter_mm ** 2 + (push.need_sigma / k) ** 2
+        best = max(best, -0.5 * short * short / sigma2)
+    return best
+
+
 def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            scale: float | TouchScale = 1.0) -> tuple[float, int] | None:
     """(squared Mahalanobis distance, touches placed) of the touches from where the hands were expected (mm, in

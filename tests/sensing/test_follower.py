@@ -556,3 +556,26 @@ def test_a_longer_look_at_the_swing_is_checked_against_its_own_samples_not_the_f
     assert longer[0].model_holds > 0.5
     assert longer[0].move == legal[0] and longer[0].probability > 0.99
     assert again.measurement.swing_n > 3 * event.change.measurement.swing_n
+
+
+def test_a_press_that_puts_the_arm_on_the_board_says_which_side_of_the_pivot_the_hand_was():
+    """Two L near the E end hold the arm 0.5 kg·mm short of its tip; the hand lifting E1's pawn presses the arm onto
+    the E board before it lifts. The touches are then located from a few free samples, but the board says the hand
+    pressed on the E side, beyond where its force could have done it from (foreign 26008 turn 36: asked E6 → E1 or
+    W4 → E6, the last turn, which tipped the arm)."""
+    from companion.sensing.touches import push_loglik
+
+    pawns = [("E1", "L"), ("E2", "L")]
+    sc = TableScript(MODEL, "medium-80sps", seed=1, pawns=pawns, hands=STEADY)
+    sc.wait(3)
+    sc.move("E1", "E4", "L")
+    sc.wait(4)
+    f, events = follow(sc, ArmFollower(MODEL, sc.calibration(), pawns=pawns))
+    assert [e.event for e in events] == ["move"]
+    push = f.changes[-1].measurement.push
+    assert push is not None and push.side == 1 and push.f_max > 10.0
+    # half the way from its balance to its tip, within the arm's stated τ_tip spread
+    assert abs(push.need - (MODEL.tip_torque - 2470.0) / 2) < 60.0
+    x = {h.id: h.x_mm for h in MODEL.holders}
+    assert all(push_loglik(push, x[h]) == 0.0 for h in ("E1", "E2", "E4", "E7"))
+    assert push_loglik(push, x["W7"]) == -8.0 and push_loglik(push, x["W1"]) < -1.5

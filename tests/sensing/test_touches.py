@@ -431,3 +431,24 @@ def test_a_piece_that_said_nothing_of_where_makes_no_removal_in_pieces_likelier(
     assert fragments([lift, stray], [0.991 * 133.0], **kw) == pytest.approx(
         fragments([lift], [0.991 * 133.0], **kw) + math.log(0.1 * math.sqrt(2 * math.pi * (
             (0.63 * 2.0) ** 2 + 6.77 ** 2)) / 300.0), abs=0.05)
+
+
+def test_an_arm_pushed_onto_the_board_rules_out_a_first_touch_on_the_other_side():
+    """Free before, the arm went onto the + board during the first touch, which pressed 30 g at most until then:
+    from rest a push swings the arm at most twice its balance's shift, so the hand's torque that way reached 240 g·mm
+    or more. A touch beyond 8 mm on that side could; one across the pivot, pressing, lifts the arm the other way."""
+    from dataclasses import replace
+
+    from companion.sensing.touches import Push, push_loglik
+
+    p = Push(side=1, need=240.0, need_sigma=45.0, f_max=30.0, f_min=0.0)
+    assert push_loglik(p, 133.0) == 0.0
+    assert push_loglik(p, 10.0) == 0.0
+    assert -4.0 < push_loglik(p, -19.0) < -1.5           # a finger's spread from where it could have
+    assert push_loglik(p, -133.0) == -8.0                # never surer than a touch's floor
+    # a pawn lifted off the far end of the other side before the contact tips the arm this way too
+    assert push_loglik(replace(p, f_min=-10.0), -133.0) == 0.0
+    assert push_loglik(replace(p, f_min=-10.0), -57.0) == 0.0   # (10 g lifted 24 mm out or more: 240 g·mm)
+    # an arm that was at its tip already needed no push: nothing is ruled out
+    assert push_loglik(replace(p, need=-5.0), -133.0) == 0.0
+    assert push_loglik(None, -133.0) == 0.0

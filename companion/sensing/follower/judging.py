@@ -90,6 +90,7 @@ class Judging:
         if self.board0 and not board:
             var0 = self.var_tau0 + self.s.torque_band_gmm ** 2
         touches, by_size, gesture, others = self._gesture_touches(t, w1)
+        push = self._board_push(gesture) if touches else None
         # the arm seen resting free before the hands, its rest read from its swing: its tip torque lay beyond that
         free_before = not self.board0 and self._accel_seen and math.isfinite(self.var_tau0)
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
@@ -98,7 +99,7 @@ class Judging:
                         self.hands.gain, gesture, touch_scale=self.hands.touch_scale,
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
-                        tip_before=self._tip_torque_for() if free_before else 0.0, **swung)
+                        tip_before=self._tip_torque_for() if free_before else 0.0, push=push, **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.filters import shared_runs
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import HandSpread, combined, split
+from companion.sensing.touches import HandSpread, Push, combined, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -98,6 +98,44 @@ class TouchReading:
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _board_push(self, gesture, w_before: float | None = None) -> Push | None:
+        """Which way the gesture's first touch pushed the arm, when it put an arm resting free onto the board
+        (touches.Push): a touch the arm spends on the board is located from a few free samples, if any (foreign
+        26008 turn 36: a press at E6 tipped the arm 0.09 s in, both touches placed at σ 75-106 mm, and the move
+        asked about against one that would have lifted the arm off that board)."""
+        if gesture is None or not gesture.parts or self.board0 or not math.isfinite(self.var_tau0):
+            return None
+        a, b = gesture.parts[0]
+        runs = list(self._contacts)
+        if any(r0 < a <= r1 + 0.05 for r0, r1 in runs):
+            return None             # on the board already when the hand came
+        hit = next((r0 for r0, _ in runs if a <= r0 <= b), None)
+        if hit is None:
+            return None
+        near = [s for tt, s in gesture.angle if hit - 0.05 <= tt <= hit + 0.1]
+        mean = sum(near) / len(near) if near else 0.0
+        if abs(mean) < 0.7 * self.s_max:
+            return None             # a switch's bounce, not the arm at the board
+        side = 1 if mean > 0 else -1
+        dt = max((c.dt for c in self._cell_list), default=0.0)
+        late = len(self.settling.taps) * dt          # what the cells read of the force up to the contact
+        if w_before is None:
+            w_before = self.w0
+        forces = [w - w_before for tt, w in gesture.weights if a - dt <= tt <= hit + late]
+        if not forces:
+            return None
+        # a force within the cells' noise pushed nothing: a twitch of −0.03 g read as a lift allowed any x that way
+        felt = 4.0 * math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        f_max, f_min = max(forces), min(forces)
+        kappa = self._kappa_for()
+        noise = self.accel_noise.sigma
+        rest = self.tau0 / kappa
+        before = [abs(s - rest) for tt, s in gesture.angle if self.t_disturbed - 0.6 <= tt <= self.t_disturbed - 0.1]
+        swing = kappa * max(0.0, max(before, default=0.0) - 3.0 * noise)
+        need = 0.5 * (self._tip_torque_for() - side * self.tau0 - swing)
+        need_sigma = 0.5 * math.sqrt(self.var_tau0 + self.geo.tip_sigma ** 2 + (3.0 * kappa * noise) ** 2)
+        return Push(side, need, need_sigma, f_max if f_max > felt else 0.0, f_min if f_min < -felt else 0.0)
 
     def _touch_span(self) -> float:
         """How far along the arm a hand may touch (mm): the holders' span and a finger's worst spread either side."""

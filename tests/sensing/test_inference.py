@@ -410,3 +410,30 @@ def test_touches_that_misplace_the_one_move_the_weight_and_torque_allow_do_not_d
     twins = matched(("W5", "L"), [advance("W4", "W1"), advance("W5", "W2")])
     assert twins[0].fits and twins[1].fits
     assert chosen_move(twins, threshold=0.99) is None
+
+
+def test_touches_that_fit_another_move_whose_rest_alone_does_not_leave_the_two_to_the_players():
+    """Two legal moves; the weight and torque fit E5 → E1 and put E7 → E4 4.5σ off, while the hands touched at E7
+    and E4 (σ 1 mm) and 40-60 mm from E5 and E1. The touches, failing for the likeliest move, were disowned and
+    E5 → E1 applied at 0.9998 (ours, uncalibrated, seed 26800000 turn 24, where the swing was what had failed). One
+    of the two models failed and the readings cannot say which: the game asks. Where the other move does not fit
+    the weight and torque at all, the touches are still the ones disowned (foreign quiet 20214)."""
+    from companion.sensing.inference import chosen_move, match_moves
+    from companion.sensing.touches import Touch
+
+    x = GEO.x
+    pawns = weighed(("E5", "L"), ("E7", "L"))
+    legal = [{"kind": "advance", "from_holder": "E5", "to_holder": "E1", "size": "L", "beats": None},
+             {"kind": "advance", "from_holder": "E7", "to_holder": "E4", "size": "L", "beats": None}]
+    hands = (Touch(0.0, 0.4, x["E7"] + 1.0, 1.0, 10.0), Touch(0.6, 1.0, x["E4"] - 1.0, 1.0, -10.0))
+    dtau = 10.0 * (x["E1"] - x["E5"])
+    gap = dtau - 10.0 * (x["E4"] - x["E7"])
+    # (a table whose hands went astray now and then: their misses far out cost what a stray costs)
+    conflict = replace(measure(0.0, dtau, st=gap / 4.5), touches=hands, finger_mm=4.0, touch_astray=0.05)
+    matches = match_moves(FakeChange(pawns, conflict), legal)
+    said = {mm.move["from_holder"]: mm.probability for mm in matches}
+    assert 0.1 < said["E7"] < 0.9 and 0.1 < said["E5"] < 0.9
+    assert chosen_move(matches, threshold=0.99) is None
+    # E7 → E4 twelve σ off the weight and torque: it does not fit at all, and the touches are the ones disowned
+    far = replace(measure(0.0, dtau, st=gap / 12.0), touches=hands, finger_mm=4.0, touch_astray=0.05)
+    assert chosen_move(match_moves(FakeChange(pawns, far), legal), threshold=0.99)["from_holder"] == "E5"

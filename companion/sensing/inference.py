@@ -1050,7 +1050,7 @@ def _hands_against_rest(scored: list, m: Measurement, probs: list[float], by_han
     top = max(range(len(scored)), key=lambda i: probs[i])
     if h == top or scored[h][1] > fit_d2:
         return probs
-    ll, d2, _, c, load = scored[h]
+    _, d2, _, c, load = scored[h]
     fit = fit_of(c, m, 0.0, load, d2)
     own_hands = judged([p for p in fit.parts if p[0] == "touches"]).holds
     own_rest = judged([p for p in fit.parts if p[0] != "touches"]).holds

@@ -99,7 +99,7 @@ class TouchReading:
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
 
-    def _board_push(self, gesture, w_before: float | None = None) -> Push | None:
+    def _board_push(self, gesture) -> Push | None:
         """Which way the gesture's first touch pushed the arm, when it put an arm resting free onto the board
         (touches.Push): a touch the arm spends on the board is located from a few free samples, if any (foreign
         26008 turn 36: a press at E6 tipped the arm 0.09 s in, both touches placed at σ 75-106 mm, and the move
@@ -120,9 +120,7 @@ class TouchReading:
         side = 1 if mean > 0 else -1
         dt = max((c.dt for c in self._cell_list), default=0.0)
         late = len(self.settling.taps) * dt          # what the cells read of the force up to the contact
-        if w_before is None:
-            w_before = self.w0
-        forces = [w - w_before for tt, w in gesture.weights if a - dt <= tt <= hit + late]
+        forces = [w - self.w0 for tt, w in gesture.weights if a - dt <= tt <= hit + late]
         if not forces:
             return None
         # a force within the cells' noise pushed nothing: a twitch of −0.03 g read as a lift allowed any x that way

@@ -606,27 +606,28 @@ def fit_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | None 
 
 
 def _hands(c: Candidate, m: Measurement) -> float:
-    """What the touches say of the candidate: how many, and where (touches.py)."""
+    """What the touches say of the candidate: how many, and where (touches.py); and what a move's pause says its
+    first touch lifted (touches.pause_lift: the touches of a move are placed knowing its mover's mass, so a mover of
+    the wrong mass is placed where its torque fits — foreign noisy 26902 at 314 s read M W7 → E2 as L W2 → E2, the
+    pause 6.1 g under the weight before)."""
     if not m.touches or not c.touch_x:
         return 0.0
-    key = (c.touch_x, c.size if len(c.touch_x) == 2 else None, c.lifts if m.lift else None)
+    key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
     said = m._hands_said.get(key)
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
+    if m.lift and c.lifts is not None and len(c.touch_x) == 2:
+        from companion.sensing.touches import lift_loglik
+        said += lift_loglik(m.lift[:2], *c.lifts, span_g=m.lift[2])
     return said
 
 
 def _hands_of(c: Candidate, m: Measurement) -> float:
-    from companion.sensing.touches import lift_loglik, loglik, push_loglik
+    from companion.sensing.touches import loglik, push_loglik
 
     expected = [m.touch_gain * x for x in c.touch_x]
-    # (where the first touch pushed the arm is read from the board and the forces, not through the cells' settling;
-    # what it lifted, from the weight in the pause after it: the touches of a move are placed knowing its mover's
-    # mass, so a mover of the wrong mass is placed where its torque fits — foreign noisy 26902 at 314 s: M W7 → E2
-    # read as L W2 → E2, the pause 6.1 g below the weight before)
+    # (where the first touch pushed the arm is read from the board and the forces, not through the cells' settling)
     pushed = push_loglik(m.push, c.touch_x[0], jitter_mm=m.finger_mm) if m.push is not None else 0.0
-    if m.lift and c.lifts is not None and len(c.touch_x) == 2:
-        pushed += lift_loglik(m.lift[:2], *c.lifts, span_g=m.lift[2])
     ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
                 astray=m.touch_astray)
     if not m.other_touches:

@@ -732,22 +732,34 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
 def pause_lift(weights: Sequence[tuple[float, float]], parts: Sequence[tuple[float, float]], *, w_before: float,
                noise_g: float, dt: float, settle_s: float) -> tuple[float, float] | None:
     """(g, 1σ) the first of a gesture's two touches took off the arm, from the pause between them (`parts` from
-    `split`, `weights` the cells' sum): there the hand is off the arm and the moved pawn in the air, and the cells
-    read the arm without it — once they have settled. None when the pause is shorter than the cells' settling
-    (`settle_s`) or holds fewer than PAUSE_SAMPLES of each cell's samples: a pause of 0.2-0.4 s at 10 SPS is a
-    blurred valley whose bottom falls short of the pawn's mass."""
-    if len(parts) != 2 or dt <= 0.0:
+    `split`, `weights` the cells' sum, `noise_g` its noise per reading): there the hand is off the arm and the moved
+    pawn in the air, and the cells read the arm without it — once they have settled. The pause is the cut `split`
+    made there and the readings either side of it as level as the cells' noise (a noisy flat bottom breaks into
+    many small valleys, of which the cut is one). None when it is shorter than the cells' settling (`settle_s`) or
+    holds fewer than PAUSE_SAMPLES of each cell's samples: a pause of 0.2-0.4 s at 10 SPS is a blurred valley whose
+    bottom falls short of the pawn's mass."""
+    if len(parts) != 2 or dt <= 0.0 or len(weights) < PAUSE_SAMPLES:
         return None
     a, b = parts[0][1], parts[1][0]
-    seen = (b - a) / dt + 1.0
-    if b - a < settle_s or seen < PAUSE_SAMPLES:
+    inside = [i for i, (t, _) in enumerate(weights) if a <= t <= b]
+    if not inside:
         return None
-    level = [w for t, w in weights if a <= t <= b]
-    if not level:
+    lo, hi = inside[0], inside[-1]
+    mid = sorted(w for _, w in weights[lo:hi + 1])
+    level = mid[len(mid) // 2]
+    band = 4.0 * noise_g
+    while lo > 0 and abs(weights[lo - 1][1] - level) <= band:
+        lo -= 1
+    while hi + 1 < len(weights) and abs(weights[hi + 1][1] - level) <= band:
+        hi += 1
+    span = weights[hi][0] - weights[lo][0]
+    seen = span / dt + 1.0
+    if span < settle_s or seen < PAUSE_SAMPLES:
         return None
+    flat = [w for _, w in weights[lo:hi + 1]]
     # a quarter of the pause's spread as well as its noise: a valley still settling is no level
-    sigma = math.sqrt(noise_g * noise_g / seen + ((max(level) - min(level)) / 4.0) ** 2)
-    return w_before - sum(level) / len(level), sigma
+    sigma = math.sqrt(noise_g * noise_g / seen + ((max(flat) - min(flat)) / 4.0) ** 2)
+    return w_before - sum(flat) / len(flat), sigma
 
 
 def lift_loglik(lift: Sequence[float], mass_g: float, mass_sigma_g: float, *, span_g: float) -> float:

@@ -167,6 +167,8 @@ class Candidate:
     # readings say of each candidate, not what a long look could tell apart on the arm as it is
     c_place: float = 0.0
     touch_x: tuple[float, ...] = field(default=(), compare=False)   # where the hands would touch, in order (mm)
+    # a move's or beat's mover as its first touch lifts it: (mass, 1σ) in g, as the pawns are tracked
+    lifts: tuple[float, float] | None = field(default=None, compare=False)
     # how to apply it to the tracked pawns: indices removed, index moved and where, sizes placed
     take: tuple[int, ...] = field(default=(), compare=False)
     relocate: tuple[int, str] | None = field(default=None, compare=False)
@@ -259,6 +261,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         ctt += gx * gx * v
         added.append((holder, size))
     rem, add = _net(removed, added)
+    lifts = None
     if kind == "place":
         touched: tuple[float, ...] = (x[put[0][0]],)
     elif kind == "remove":
@@ -266,10 +269,12 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
     elif kind in ("move", "beat") and relocate is not None:
         # lifted at the source, set down at the target (which takes the beaten pawn away too)
         touched = (x[pawns[relocate[0]].holder], x[relocate[1]])
+        mover = pawns[relocate[0]]
+        lifts = (mover.mass_g, mover.sigma_g)
     else:
         touched = ()
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, take=tuple(take),
+                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, lifts=lifts, take=tuple(take),
                      relocate=relocate, put=tuple(put), **desc)
 
 
@@ -373,6 +378,9 @@ class Measurement:
     other_touches: tuple = field(default=(), compare=False, repr=False)
     # which way the first touch pushed an arm resting free onto the board, if it did (touches.Push)
     push: Any = field(default=None, compare=False, repr=False)
+    # what a two-touch gesture's pause showed its first touch lifted off, when the cells settled in it
+    # (touches.pause_lift: g, 1σ), and how far apart a lift read astray may fall (g)
+    lift: tuple = field(default=(), compare=False, repr=False)
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
@@ -598,13 +606,19 @@ def fit_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | None 
 
 
 def _hands(c: Candidate, m: Measurement) -> float:
-    """What the touches say of the candidate: how many, and where (touches.py)."""
+    """What the touches say of the candidate: how many, and where (touches.py); and what a move's pause says its
+    first touch lifted (touches.pause_lift: the touches of a move are placed knowing its mover's mass, so a mover of
+    the wrong mass is placed where its torque fits — foreign noisy 26902 at 314 s read M W7 → E2 as L W2 → E2, the
+    pause 6.1 g under the weight before)."""
     if not m.touches or not c.touch_x:
         return 0.0
     key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
     said = m._hands_said.get(key)
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
+    if m.lift and c.lifts is not None and len(c.touch_x) == 2:
+        from companion.sensing.touches import lift_loglik
+        said += lift_loglik(m.lift[:2], *c.lifts, span_g=m.lift[2])
     return said
 
 

@@ -34,6 +34,10 @@ MIN_GAP_S = 0.08            # a pause between touches must hold this long
 NEAR_S = 0.5                # a pause's own touches are this close either side of it
 DIP_SHARE = 0.15            # a pause blurred by the cells' settling still falls this near the weight before
                             # (a share of the touches' height above it)
+PAUSE_SAMPLES = 4           # a pause read for the pawn a move lifted holds this many of each cell's samples
+# the share of pauses whose weight is not the arm's without the lifted pawn (a finger left on the arm, a second pawn
+# taken with it): such a pause reads anything from nothing to `span_g`
+LIFT_ASTRAY = 0.05
 MIN_FREE_SAMPLES = 12       # a stretch off the board needs this many angle samples to say anything
 # a check that can only place a touch within more than a holder's pitch either way cannot catch the other way gone
 # astray: each touch then is taken as no surer than this share of the check's σ (a 5-even-tap table's gesture was
@@ -723,6 +727,49 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
     return max(floor * placed, ll)
+
+
+def pause_lift(weights: Sequence[tuple[float, float]], parts: Sequence[tuple[float, float]], *, w_before: float,
+               noise_g: float, dt: float, settle_s: float) -> tuple[float, float] | None:
+    """(g, 1σ) the first of a gesture's two touches took off the arm, from the pause between them (`parts` from
+    `split`, `weights` the cells' sum, `noise_g` its noise per reading): there the hand is off the arm and the moved
+    pawn in the air, and the cells read the arm without it — once they have settled. The pause is the cut `split`
+    made there and the readings either side of it as level as the cells' noise (a noisy flat bottom breaks into
+    many small valleys, of which the cut is one). None when it is shorter than the cells' settling (`settle_s`) or
+    holds fewer than PAUSE_SAMPLES of each cell's samples: a pause of 0.2-0.4 s at 10 SPS is a blurred valley whose
+    bottom falls short of the pawn's mass."""
+    if len(parts) != 2 or dt <= 0.0 or len(weights) < PAUSE_SAMPLES:
+        return None
+    a, b = parts[0][1], parts[1][0]
+    inside = [i for i, (t, _) in enumerate(weights) if a <= t <= b]
+    if not inside:
+        return None
+    lo, hi = inside[0], inside[-1]
+    mid = sorted(w for _, w in weights[lo:hi + 1])
+    level = mid[len(mid) // 2]
+    band = 4.0 * noise_g
+    while lo > 0 and abs(weights[lo - 1][1] - level) <= band:
+        lo -= 1
+    while hi + 1 < len(weights) and abs(weights[hi + 1][1] - level) <= band:
+        hi += 1
+    span = weights[hi][0] - weights[lo][0]
+    seen = span / dt + 1.0
+    if span < settle_s or seen < PAUSE_SAMPLES:
+        return None
+    flat = [w for _, w in weights[lo:hi + 1]]
+    # a quarter of the pause's spread as well as its noise: a valley still settling is no level
+    sigma = math.sqrt(noise_g * noise_g / seen + ((max(flat) - min(flat)) / 4.0) ** 2)
+    return w_before - sum(flat) / len(flat), sigma
+
+
+def lift_loglik(lift: Sequence[float], mass_g: float, mass_sigma_g: float, *, span_g: float) -> float:
+    """log-likelihood (0 at best) that the pause's `lift` (g, 1σ) is a pawn of `mass_g` ± `mass_sigma_g` lifted.
+    A share LIFT_ASTRAY of pauses say nothing of it (anywhere over `span_g`): the most a lift can cost."""
+    got, sigma = lift
+    v = sigma * sigma + mass_sigma_g * mass_sigma_g
+    stray = LIFT_ASTRAY * min(1.0, math.sqrt(2 * math.pi * v) / span_g)
+    return (math.log((1.0 - LIFT_ASTRAY) * math.exp(-0.5 * (got - mass_g) ** 2 / v) + stray)
+            - math.log(1.0 - LIFT_ASTRAY + stray))
 
 
 @dataclass(frozen=True)

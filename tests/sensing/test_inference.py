@@ -116,6 +116,29 @@ def test_two_pawns_whose_moves_torque_alike_are_flagged_not_guessed():
     assert v.confidence < 0.7
 
 
+def test_the_weight_a_moves_pause_shows_lifted_tells_which_of_two_look_alike_moves_it_was():
+    # foreign noisy 26902 at 314 s: M W7 → E2 and L W2 → E2 left the same weight and nearly the same torque, and each
+    # move's touches, placed knowing its mover's mass, fell at its own source: only the pause between them said which
+    # pawn was in the air — 6.1 g under the weight before, an M. Here: L E1 → E4 against M E2 → E7 (model A)
+    from companion.sensing.touches import Touch
+    x = GEO.x
+    pawns = weighed(("E1", "L"), ("E2", "M"))
+    by_size = {"L": (Touch(0.0, 0.4, x["E1"], 8.0, 10.0), Touch(0.6, 1.0, x["E4"], 8.0, -10.0)),
+               "M": (Touch(0.0, 0.4, x["E2"], 8.0, 6.0), Touch(0.6, 1.0, x["E7"], 8.0, -6.0))}
+    m = replace(measure(0.0, -570.0), touches=by_size["M"], touches_by_size=by_size, finger_mm=4.0)
+
+    def said(m):
+        return {(s.candidate.size, s.candidate.from_holder, s.candidate.to_holder): s.probability
+                for s in verdict(pawns, m, final=True).ranked}
+    blind = said(m)
+    assert blind[("L", "E1", "E4")] > 0.2 and blind[("M", "E2", "E7")] > 0.2
+    told = said(replace(m, lift=(GEO.mass["M"] + 0.1, 0.05, 2 * GEO.mass["L"])))
+    assert told[("M", "E2", "E7")] > 0.99
+    # a pause that read what neither pawn weighs tells them no further apart
+    neither = said(replace(m, lift=(3.0, 0.05, 2 * GEO.mass["L"])))
+    assert neither[("L", "E1", "E4")] == pytest.approx(blind[("L", "E1", "E4")], abs=0.05)
+
+
 def test_nothing_changed_is_a_candidate():
     v = verdict(weighed(("E1", "L")), measure(0.01, 2.0))
     assert v.ranked[0].candidate.kind == "none" and v.decided

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.sensing.touches import (IN_PIECES, MISCOUNT, STEP_S, HandSpread, Touch, _grid, _interp,
-                                      _interp_along, _response, _step_matrices, checked, fragments, locate, loglik,
-                                      split)
+from companion.sensing.touches import (IN_PIECES, LIFT_ASTRAY, MISCOUNT, STEP_S, HandSpread, Touch, _grid,
+                                      _interp, _interp_along, _response, _step_matrices, checked, fragments,
+                                      lift_loglik, locate, loglik, pause_lift, split)
 
 KAPPA = 17000.0
 OMEGA = 2 * math.pi * 1.2
@@ -76,6 +76,38 @@ def test_split_finds_a_pause_a_slow_cell_has_blurred():
     assert min(w for t, w in read if 0.9 <= t <= 1.7) > 40.0 - 3.0
     found = split(ts, ws, 0.05, w_before=40.0, lightest_g=6.0)
     assert len(found) == 2 and 1.0 <= found[0][1] <= 1.5
+
+
+def test_a_settled_pause_says_how_heavy_the_lifted_pawn_was():
+    # 80 SPS, the cells' noise 0.05 g: a 0.4 s pause with the hand off reads the arm without the 6 g pawn
+    rng = random.Random(3)
+    _, weights, _ = gesture([(0.2, 0.8, -57.0, 60.0, -6.0), (1.2, 1.8, 76.0, 50.0, 6.0)])
+    noisy = [(t, w + rng.gauss(0.0, 0.05)) for t, w in weights]
+    parts = split([t for t, _ in noisy], [w for _, w in noisy], 0.05, w_before=40.0, lightest_g=6.0)
+    lift = pause_lift(noisy, parts, w_before=40.0, noise_g=0.05, dt=1 / 80, settle_s=0.05)
+    assert lift is not None
+    got, sigma = lift
+    assert abs(got - 6.0) <= 3 * sigma and sigma < 0.1
+    # read through cells that settle for longer than the pause lasts, it says nothing
+    assert pause_lift(noisy, parts, w_before=40.0, noise_g=0.05, dt=1 / 80, settle_s=0.6) is None
+
+
+def test_a_pause_a_slow_cell_has_blurred_says_nothing_of_the_lifted_pawn():
+    _, weights, _ = gesture([(0.2, 1.0, -57.0, 90.0, -10.0), (1.2, 2.0, 76.0, 60.0, 10.0)], cell_hz=10.0)
+    taps = (0.4, 0.3, 0.2, 0.1)
+    read = [(t, sum(w * weights[max(0, k - m)][1] for m, w in enumerate(taps))) for k, (t, _) in enumerate(weights)]
+    parts = split([t for t, _ in read], [w for _, w in read], 0.05, w_before=40.0, lightest_g=6.0)
+    assert len(parts) == 2
+    assert pause_lift(read, parts, w_before=40.0, noise_g=0.05, dt=0.1, settle_s=0.4) is None
+
+
+def test_a_lift_of_the_wrong_mass_costs_at_most_what_a_pause_read_astray_costs():
+    assert lift_loglik((6.05, 0.05), 6.0, 0.2, span_g=20.0) == pytest.approx(0.0, abs=0.05)
+    off = lift_loglik((6.05, 0.05), 10.0, 0.3, span_g=20.0)
+    floor = math.log(LIFT_ASTRAY * math.sqrt(2 * math.pi * (0.05 ** 2 + 0.3 ** 2)) / 20.0)
+    assert off == pytest.approx(floor, abs=0.1) and off < -5.0
+    # a pause read loosely charges a mass off by as much less
+    assert lift_loglik((7.0, 2.0), 10.0, 0.3, span_g=20.0) > -2.0
 
 
 def test_split_keeps_one_press_whole():

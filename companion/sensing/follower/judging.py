@@ -99,7 +99,8 @@ class Judging:
                         self.hands.gain, gesture, touch_scale=self.hands.touch_scale,
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
-                        tip_before=self._tip_torque_for() if free_before else 0.0, push=push, **swung)
+                        tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
+                        lift=self._pause_lift(gesture) if by_size else (), **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:

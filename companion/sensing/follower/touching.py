@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.filters import shared_runs
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import HandSpread, Push, combined, split
+from companion.sensing.touches import HandSpread, Push, combined, pause_lift, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -134,6 +134,16 @@ class TouchReading:
         need = 0.5 * (self._tip_torque_for() - side * self.tau0 - swing)
         need_sigma = 0.5 * math.sqrt(self.var_tau0 + self.geo.tip_sigma ** 2 + (3.0 * kappa * noise) ** 2)
         return Push(side, need, need_sigma, f_max if f_max > felt else 0.0, f_min if f_min < -felt else 0.0)
+
+    def _pause_lift(self, gesture) -> tuple:
+        """What the pause between a two-touch gesture's touches shows its first touch lifted (touches.pause_lift),
+        with how far apart a lift read astray may fall (twice the heaviest pawn); () when the pause shows nothing."""
+        if gesture is None or len(gesture.parts) != 2 or not self._cell_list:
+            return ()
+        noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        got = pause_lift(gesture.weights, gesture.parts, w_before=gesture.args["w_before"], noise_g=noise_g,
+                         dt=gesture.dt, settle_s=len(self.settling.taps) * gesture.dt)
+        return () if got is None else (*got, 2.0 * max(self.geo.mass.values()))
 
     def _touch_span(self) -> float:
         """How far along the arm a hand may touch (mm): the holders' span and a finger's worst spread either side."""

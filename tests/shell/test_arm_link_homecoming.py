@@ -139,3 +139,36 @@ def test_a_tip_reported_while_its_move_is_still_judged_waits_for_that_move():
     assert tips == [True], "the race this is about: the tip came while the move was still being judged"
     assert host.state.over and host.state.result == "tip" and host.state.winners == (2,)
     assert not [d for k, d in said if k == "notice" and "refuses" in d]
+
+
+def test_a_tip_due_at_the_very_look_that_names_its_move_reaches_the_game_after_the_move():
+    # our seed 27300001 turn 13 (medium-80sps): a beat that tipped the arm was named at the look the tip fell due on
+    # its own; the tip was reported first in that look, the game refused it ("no turn has just ended") and the
+    # players had to say it. Here the tip falls due at the look the move is named at, whenever that is.
+    from companion.sensing.follower.settings import FollowerSettings
+
+    def run(deadline_s):
+        state = one_move_from_home(far_out=True)
+        script = TableScript(MODEL, "medium-80sps", seed=6, pawns=state.on_arm())
+        host = Host(state)
+        follower = ArmFollower(MODEL, script.calibration(), pawns=state.on_arm(),
+                               settings=FollowerSettings(tip_deadline_s=deadline_s))
+        link = ArmLink(host, MODEL, follower, time=TableTime())
+        said, heard = [], []
+        link.on_report(lambda kind, data: said.append((kind, data)))
+        hear = link._on_event
+        link._on_event = lambda ev: (heard.append((ev.t, ev.event)), hear(ev))
+        script.move("E6", "W4", "L")
+        script.wait(4.0)
+        for t, sensor, value in script.rows:
+            link.feed(t, sensor, value)
+        return host.state, follower, said, heard
+
+    _, follower, _, _ = run(FollowerSettings().tip_deadline_s)
+    named = follower.changes[-1]
+    since = named.t - named.hands_off_t
+    state, follower, said, heard = run(since - 0.01)
+    assert follower.changes[-1].t == named.t, "the move is named at the same look"
+    assert heard == [(named.t, "move"), (named.t, "tip")]
+    assert state.over and state.result == "tip" and state.winners == (2,)
+    assert not [d for k, d in said if k == "notice" and "refuses" in d]

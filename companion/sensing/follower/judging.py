@@ -111,10 +111,15 @@ class Judging:
         board_state = self._board(t)
         self._boards.append((t, board_state))
         board_now, ready = board_state
+        self._look(t, since, board_state)
         if (ready and self.board_reported is not None and board_now != self.board_reported
                 and since >= self.s.tip_deadline_s):
-            # the tip is plain once the hands are off; the change that caused it may take longer to name
+            # the tip is plain once the hands are off; the change that caused it may take longer to name. A change
+            # named at this very look reports its tip itself, after it: a tip the game hears before its move is
+            # refused (our seed 27300001 turn 13: a beat that tipped the arm, decided at the look the tip was due)
             self._report_board(t, board_now)
+
+    def _look(self, t: float, since: float, board_state: tuple[int, bool]) -> None:
         m, board = self._measure_after(t, since >= self.s.max_wait_s, board_state=board_state)
         if m is None:
             return

@@ -166,7 +166,7 @@ def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -
             # a change reported in pieces that do not add up, or an extra change, is also a false event
             distinct = {id(e.change) for e in changes if e.change is not None}
             o.false_events += max(0, len(distinct) - 1)
-        decided = [e.t for e in mine if e.event != "unexplained"]
+        decided = [e.t for e in mine if e.event not in ("unexplained", "unsure")]
         if decided and (changed or want_tip or want_untip):
             o.latency_s = max(0.0, min(decided) - a.hands_off)
         outcomes.append(o)
@@ -217,7 +217,7 @@ class Summary:
             if clearing is not None and a.clearing != clearing:
                 continue
             self.actions += 1
-            self.reported += len([e for e in o.reported if e.event != "unexplained"])
+            self.reported += len([e for e in o.reported if e.event not in ("unexplained", "unsure")])
             self.false_events += o.false_events
             if o.changed:
                 self.changes += 1

@@ -189,6 +189,9 @@ class ArmLink:
                 self._say(ev.message or "the arm changed in a way no single pawn explains: check the pawns",
                           ev.details)
             return
+        if ev.event == "unsure":
+            self._unsure(ev.change, state)
+            return
         if ev.event in ("tip", "untip"):
             if ev.event == "untip":
                 self._tip_waits = False
@@ -253,6 +256,22 @@ class ArmLink:
             self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))
+
+    def _unsure(self, change, state) -> None:
+        """The follower's likeliest account was that nothing changed, but not surely, after hands that took or left
+        weight. With the turn's move due, the legal moves that fit the readings are asked about — never applied
+        unasked, since the arm itself said probably nothing; none fitting, it was nothing the game needs."""
+        if change is None or state.over or state.roll is None or self._expect is not None or self.clearing:
+            return
+        if self._players_move is not None:
+            self._apply_players_move(change)
+            return
+        if self._pending is not None or self.question is not None:
+            return
+        legal = [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll) if m.kind in ("place", "advance")]
+        matches = match_moves(change, legal) if legal else []
+        if any(m.fits for m in matches):
+            self._ask((change, legal, self._last_t, self._last_t, matches))
 
     def _well(self, change, t: float) -> float | None:
         """How well a move must fit to be applied: within 3σ while a longer look may still improve the measurement;

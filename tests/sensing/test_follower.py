@@ -579,3 +579,38 @@ def test_a_press_that_puts_the_arm_on_the_board_says_which_side_of_the_pivot_the
     x = {h.id: h.x_mm for h in MODEL.holders}
     assert all(push_loglik(push, x[h]) == 0.0 for h in ("E1", "E2", "E4", "E7"))
     assert push_loglik(push, x["W7"]) == -8.0 and push_loglik(push, x["W1"]) < -1.5
+
+
+def _nothing_said_unsurely(monkeypatch, *, confidence):
+    """A move of an M one holder along (W3 → W2) whose verdict is turned into "nothing changed" at `confidence`: the
+    likeliest account an arm that read the swing a little off gives (our seed 26800003 turn 20, walked
+    calibration: "no change" at 0.98 at the last look)."""
+    from companion.sensing.follower import judging
+
+    real = judging.judge
+
+    def said_nothing(ranked, m, *args, **kwargs):
+        v = real(ranked, m, *args, **kwargs)
+        if not v.decided:
+            return v
+        nothing = next(s for s in v.ranked if s.candidate.kind == "none")
+        top = replace(nothing, probability=confidence)
+        return replace(v, ranked=[top] + [s for s in v.ranked if s is not nothing], group=[top],
+                       confidence=confidence, ambiguous=confidence < 0.99)
+    monkeypatch.setattr(judging, "judge", said_nothing)
+    pawns = [("W3", "M"), ("E5", "L"), ("E2", "M"), ("W6", "L")]
+    script = TableScript(MODEL, "medium-80sps", seed=1, pawns=pawns, hands=HandStyle.players())
+    f = ArmFollower(MODEL, script.calibration(), pawns=pawns)
+    script.move("W3", "W2", "M")
+    script.wait(4.0)
+    return [e for row in script.rows for e in f.feed(*row)]
+
+
+def test_nothing_changed_said_unsurely_after_hands_that_moved_a_pawn_is_told_to_the_game(monkeypatch):
+    events = _nothing_said_unsurely(monkeypatch, confidence=0.98)
+    assert [e.event for e in events] == ["unsure"]
+    assert events[0].change.best.kind == "none" and events[0].ambiguous and events[0].confidence == 0.98
+
+
+def test_nothing_changed_said_surely_says_nothing(monkeypatch):
+    assert _nothing_said_unsurely(monkeypatch, confidence=0.9995) == []

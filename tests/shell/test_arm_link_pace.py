@@ -263,3 +263,64 @@ def test_a_change_given_once_a_longer_look_could_not_change_it_is_judged_as_at_t
     assert link._well(early, now) == WELL_D2
     assert link._well(seen_enough, now) is None
     assert link._well(SimpleNamespace(hands_off_t=now - 3.5, last_look=False), now) is None
+
+
+def _unsure_at_w3():
+    """Seat 4 rolled 1: its M in W3 may advance to W2 (114 g·mm on model A). The move is made on the arm; the change
+    the follower measured is then reported as "unsure": nothing changed was its likeliest account, not surely (our
+    seed 26800003 turn 20 at medium-80sps, walked calibration: judged "no change" at 0.98 at the last look)."""
+    from dataclasses import replace
+
+    from companion.games.balance_duels import Pawn
+    from companion.sensing.events import ArmEvent
+    from companion.sensing.inference import build_candidate
+
+    state = bd.new_game(MODEL, 4, tip_judge="table")
+    pawns = list(state.pawns)
+    for seat, size, holder in ((4, "M", "W3"), (1, "L", "E5"), (2, "M", "E2"), (3, "L", "W6")):
+        i = next(i for i, p in enumerate(pawns) if p.seat == seat and p.size == size and p.holder is None)
+        pawns[i] = Pawn(seat, size, holder)
+    state = bd.act(MODEL, replace(state, pawns=tuple(pawns), opening=frozenset(), to_move=4), {"type": "roll", "value": 1})
+    script = TableScript(MODEL, "medium-80sps", seed=1, pawns=state.on_arm())
+    sensed = ArmFollower(MODEL, script.calibration(), pawns=state.on_arm())
+    script.move("W3", "W2", "M")
+    script.wait(4.0)
+    for row in script.rows:
+        sensed.feed(*row)
+    moved = sensed.changes[-1]
+    nothing = build_candidate(sensed.geo, "none", list(moved.before))
+    unsure = replace(moved, best=nothing, confidence=0.98, ambiguous=True, after=moved.before)
+    host = Host(state)
+    link = ArmLink(host, MODEL, ArmFollower(MODEL, script.calibration(), pawns=state.on_arm()), time=TableTime())
+    return host, link, ArmEvent(moved.t, "unsure", confidence=0.98, ambiguous=True, change=unsure)
+
+
+def test_a_move_the_arm_read_as_probably_nothing_is_asked_about_not_lost():
+    host, link, event = _unsure_at_w3()
+    link._on_event(event)
+    assert host.actions == [] and link.question is not None, "a flagged 'nothing changed' is never applied unasked"
+    options = [(o["move"].get("from_holder"), o["move"]["to_holder"], o["move"]["size"]) for o in link.question["options"]]
+    assert options == [("W3", "W2", "M")]
+    link.answer(0)
+    assert [(a["move"]["from_holder"], a["move"]["to_holder"]) for a, _ in host.actions] == [("W3", "W2")]
+    assert link.question is None and host.state.to_move != 4
+
+
+def test_a_move_the_players_named_while_it_was_judged_is_taken_for_a_probably_nothing():
+    host, link, event = _unsure_at_w3()
+    link._players_move = {"kind": "advance", "seat": 4, "roll": 1, "size": "M", "from_holder": "W3", "to_holder": "W2"}
+    link._on_event(event)
+    assert [(a["move"]["from_holder"], a["move"]["to_holder"]) for a, _ in host.actions] == [("W3", "W2")]
+
+
+def test_a_probably_nothing_with_no_move_due_or_none_fitting_says_nothing():
+    from dataclasses import replace
+
+    host, link, event = _unsure_at_w3()
+    host.state = replace(host.state, roll=None)         # no move due: the players only touched the arm
+    link._on_event(event)
+    assert host.actions == [] and link.question is None and link.notice is None
+    host, link, event = _unsure_at_w3()
+    far = replace(event.change.measurement, tau1=event.change.measurement.tau0 + 2000.0, fan=None)
+    link._on_event(replace(event, change=replace(event.change, measurement=far)))   # no legal move fits: nothing
+    assert host.actions == [] and link.question is None

@@ -211,8 +211,10 @@ class Judging:
         cells resolve, however little of a pawn's: cells at 10 SPS blur a quick lift (foreign arm, quiet, seed 9207:
         an M moved one holder, its lift seen as 1.6 of its 6 g, and the rest read 0.4 s after the hands left 4.5σ
         short of the move's torque, so "nothing changed" was decided then and the move never asked about)."""
-        if verdict.ranked[0].candidate.kind != "none" or not m.touches:
-            return False
+        return verdict.ranked[0].candidate.kind == "none" and self._touched_weight(m)
+
+    def _touched_weight(self, m: Measurement) -> bool:
+        """Whether a touch of the gesture took or left weight the cells resolve, however little of a pawn's."""
         resolved = self.s.resolution.group_distance * self.s.resolution.weight_g
         return any(abs(tc.lifted) >= resolved for tc in m.touches)
 
@@ -292,6 +294,11 @@ class Judging:
         self._carry_beliefs(m, pairs, after)
         self._settle_after(t, m, board)
         events = change.events()
+        if best.kind == "none" and change.flagged and self._touched_weight(m):
+            # "nothing changed", not surely, after hands that took or left weight: a pawn put back where it was, or a
+            # move the readings barely show — the game, which knows whether a move is due, is told (our seed 26800003
+            # turn 20: M W3 → W2, 114 g·mm, judged "no change" at 0.98 at the last look, and nothing was asked)
+            events.append(ArmEvent(t, "unsure", confidence=verdict.confidence, ambiguous=True, change=change))
         if self.board_reported is not None and board != self.board_reported:
             previous = self.board_reported
             self.board_reported = board

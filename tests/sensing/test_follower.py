@@ -614,23 +614,3 @@ def test_nothing_changed_said_unsurely_after_hands_that_moved_a_pawn_is_told_to_
 
 def test_nothing_changed_said_surely_says_nothing(monkeypatch):
     assert _nothing_said_unsurely(monkeypatch, confidence=0.9995) == []
-
-
-@pytest.mark.parametrize("profile", ["medium-10sps", "medium-80sps"])
-def test_a_beat_the_hands_show_is_not_held_for_a_put_down_but_a_removal_is(profile):
-    # a pawn taken off may be on its way elsewhere: a removal is held 1 s from the hands seen off, to judge a slow
-    # put-down with it as one move. A beat the hands show has already put its mover down, and its victim leaves
-    # the arm (foreign quiet 4-player games, seed 26900: every beat applied 1.44 s after the release, for the hold)
-    pawns = [("W3", "M"), ("W1", "L"), ("E4", "L"), ("E6", "M")]
-    script = TableScript(MODEL, profile, seed=2, pawns=pawns, hands=HandStyle.players())
-    f = ArmFollower(MODEL, script.calibration(), pawns=pawns)
-    script.beat("W3", "W1", "M", "W1", "L")
-    script.wait(4.0)
-    script.remove("E4", "L")
-    script.wait(4.0)
-    events = [e for row in script.rows for e in f.feed(*row)]
-    assert [(e.event, e.holder or e.from_holder) for e in events] == [("move", "W3"), ("remove", "W1"), ("remove", "E4")]
-    beat, removal = f.changes[-2], f.changes[-1]
-    assert beat.best.kind == "beat" and not beat.flagged
-    assert beat.t - beat.hands_off_t < f.s.remove_hold_s
-    assert removal.t - removal.hands_off_t >= f.s.remove_hold_s

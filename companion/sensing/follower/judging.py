@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from companion.sensing.events import DESCRIBED_SURE, TOP_CANDIDATES, ArmEvent, Change
+from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.fit import at_longest_look
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
@@ -13,16 +13,6 @@ from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, ap
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
                                                  STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
                                                  _mass_key)
-
-
-def _in_the_air(top) -> bool:
-    """Whether the verdict's pawns that came off may yet be put down elsewhere, as one move with what follows: a
-    removal (or the clearing), or a beat the hands do not surely show — a beat of like pawns leaves the pawns the
-    mover's removal would. A beat the hands show has put its mover down, and its victim leaves the arm: what is put
-    down later is a change of its own (foreign quiet 4-player games, seed 26900: beats applied 1.44 s after the
-    release, the rest 0.92-1.05 s, all for the hold)."""
-    c = top.candidate
-    return _lighter(c) and not (c.kind == "beat" and top.described >= DESCRIBED_SURE)
 
 
 class Judging:
@@ -143,7 +133,7 @@ class Judging:
             seen = self._seen_enough(since, ranked, m, check)
             if seen is not None:
                 verdict, last_look = seen, True
-        if verdict.decided and _in_the_air(verdict.ranked[0]) and since < self.s.remove_hold_s:
+        if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
             self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)
             return
@@ -263,7 +253,7 @@ class Judging:
         verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, explain_d2=16.0,
                         check=self._check(m))
         if verdict.decided:
-            if _in_the_air(verdict.ranked[0]) and since < self.s.remove_hold_s:
+            if _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
                 return      # lifted and put down elsewhere: one move, judged when it is down
             self._decide(ts, verdict, m, board, pairs)
         elif since >= 1.0:

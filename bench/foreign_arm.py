@@ -1,6 +1,6 @@
 """The companion on an arm it did not build: whole games and sensor traces from ../shared/foreign_arm/.
 
-    .venv/bin/python bench/foreign_arm.py                 # 24 games and 12 traces, fresh seeds (about 15 minutes)
+    .venv/bin/python bench/foreign_arm.py                 # 24 games and 12 traces, fresh seeds (2-3 minutes on 2 cores)
     .venv/bin/python bench/foreign_arm.py --games 6 --traces 3 --seed 100
 
 The foreign arm's generators were written apart from the companion (its physics, hands, cells and

@@ -83,8 +83,8 @@ class ArmEvent:
 
     `event` is place / remove / move / tip / untip, or, which only the daemon sees, "unexplained" (the arm settled
     in a state no single hand action explains; `message` says where to look, `details` the figures) or "unsure"
-    (nothing changed was the likeliest account, not surely, after hands that took or left weight). `change` links back to the measurement and the ranked candidates, which
-    is what `match_moves` needs.
+    (nothing changed was the likeliest account, not surely, after hands that took or left weight). `change` links
+    back to the measurement and the ranked candidates, which is what `match_moves` needs.
     """
 
     t: float

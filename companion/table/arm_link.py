@@ -177,7 +177,6 @@ class ArmLink:
         if host.game != "balance_duels":
             return
         state = host.state
-        model = self.model
         if ev.event == "unexplained":
             if self._players_move is not None and ev.change is not None:
                 self._apply_players_move(ev.change)
@@ -239,7 +238,7 @@ class ArmLink:
         if state.roll is None:
             self._say("a pawn moved before the die was rolled: roll first (or put it back)")
             return
-        legal = [m.to_dict() for m in bd.legal_moves(model, state, state.roll) if m.kind in ("place", "advance")]
+        legal = self._legal_on_arm(state)
         if not legal:
             self._say("no placement or advance is possible with this roll; put the pawn back")
             return
@@ -257,6 +256,10 @@ class ArmLink:
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))
 
+    def _legal_on_arm(self, state) -> list[dict]:
+        """The legal moves for the roll that change the arm (placements and advances)."""
+        return [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll) if m.kind in ("place", "advance")]
+
     def _unsure(self, change, state) -> None:
         """The follower's likeliest account was that nothing changed, but not surely, after hands that took or left
         weight. With the turn's move due, the legal moves that fit the readings are asked about — never applied
@@ -268,7 +271,7 @@ class ArmLink:
             return
         if self._pending is not None or self.question is not None:
             return
-        legal = [m.to_dict() for m in bd.legal_moves(self.model, state, state.roll) if m.kind in ("place", "advance")]
+        legal = self._legal_on_arm(state)
         matches = match_moves(change, legal) if legal else []
         if any(m.fits for m in matches):
             self._ask((change, legal, self._last_t, self._last_t, matches))

@@ -59,7 +59,7 @@ class TouchReading:
         ws = _summed(traces)
         if len(ws) < 4:
             return (), None, None, ()
-        noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        noise_g = self._cells_noise_g()
         parts = split([tt for tt, _ in ws], [w for _, w in ws], noise_g, w_before=w_before,
                       lightest_g=min(self.geo.mass.values()))
         angle = self._angle_between(self.t_disturbed - 0.5, t)
@@ -124,7 +124,7 @@ class TouchReading:
         if not forces:
             return None
         # a force within the cells' noise pushed nothing: a twitch of −0.03 g read as a lift allowed any x that way
-        felt = 4.0 * math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        felt = 4.0 * self._cells_noise_g()
         f_max, f_min = max(forces), min(forces)
         kappa = self._kappa_for()
         noise = self.accel_noise.sigma
@@ -140,10 +140,14 @@ class TouchReading:
         with how far apart a lift read astray may fall (twice the heaviest pawn); () when the pause shows nothing."""
         if gesture is None or len(gesture.parts) != 2 or not self._cell_list:
             return ()
-        noise_g = math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
+        noise_g = self._cells_noise_g()
         got = pause_lift(gesture.weights, gesture.parts, w_before=gesture.args["w_before"], noise_g=noise_g,
                          dt=gesture.dt, settle_s=len(self.settling.taps) * gesture.dt)
         return () if got is None else (*got, 2.0 * max(self.geo.mass.values()))
+
+    def _cells_noise_g(self) -> float:
+        """The noise of the load cells' sum (g per reading)."""
+        return math.sqrt(sum(c.sigma_g() ** 2 for c in self._cell_list))
 
     def _touch_span(self) -> float:
         """How far along the arm a hand may touch (mm): the holders' span and a finger's worst spread either side."""

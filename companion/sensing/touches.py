@@ -782,13 +782,36 @@ class Push:
     moment up to the contact — a bound, not a measurement: it rules out a touch on the other side of the pivot (a
     press there lifts the arm off that board) and one too near the pivot, never one farther out. The forces are
     the extremes the cells read from the touch's start to the contact and their settling after it (+ pressing,
-    − a pawn lifted off), so a lift read late can only widen what the bound allows."""
+    − a pawn lifted off), so a lift read late can only widen what the bound allows.
+
+    A press let go before the contact throws the arm back the other way: held, it bent the arm away from `side`;
+    released, the arm swings through its rest and out as far on the other side (twice its hold's torque, let go at
+    the far end of a step's swing). So a force that the cells read falling back to under half its peak before the
+    contact (`released_max`, `released_min`) may have done it from across the pivot, by the same bound (foreign
+    normal 27701 at 279.4 s: a hand pressed 45-67 g at W2 for a second, let go as it lifted the L, and the arm
+    swung onto the E board 0.4 s later; the lift, charged as a press the wrong way, was read as a beat's)."""
 
     side: int               # +1 / -1: the board the arm went onto
     need: float             # g·mm, the hand's torque that way it must have reached
     need_sigma: float       # g·mm, how well `need` is known (τ₀, τ_tip)
     f_max: float            # g, the most the cells read pressed, touch start to contact
     f_min: float            # g, the least (negative: a pawn lifted)
+    released_max: float = 0.0   # g, the most pressed that was let go before the contact
+    released_min: float = 0.0   # g, the most lifted that was put back before it (negative)
+
+
+def released(forces: Sequence[float]) -> tuple[float, float]:
+    """(g) The most a press read in `forces` (in time order) reached and then fell back under half of, and the most
+    a lift reached (negative) and then came back over half of: forces let go within the series (Push)."""
+    up = down = 0.0
+    low, high = math.inf, -math.inf      # the least and the most read after the reading at hand
+    for f in reversed(forces):
+        if f > up and low < 0.5 * f:
+            up = f
+        if f < down and high > 0.5 * f:
+            down = f
+        low, high = min(low, f), max(high, f)
+    return up, down
 
 
 def push_loglik(push: Push | None, x: float, *, jitter_mm: float = 12.0, floor: float = -8.0) -> float:
@@ -797,8 +820,9 @@ def push_loglik(push: Push | None, x: float, *, jitter_mm: float = 12.0, floor: 
     if push is None or push.need <= 0.0:
         return 0.0
     best = floor
-    for f in (push.f_max, push.f_min):
-        k = push.side * f          # g·mm toward the board per mm of x
+    # held and let go, a force threw the arm the other way: toward the board per mm of x, its sign turned
+    for f, toward in ((push.f_max, 1), (push.f_min, 1), (push.released_max, -1), (push.released_min, -1)):
+        k = toward * push.side * f  # g·mm toward the board per mm of x
         if k == 0.0:
             continue
         edge = push.need / k       # k·x ≥ need: x beyond this edge (outward when k > 0, inward of it when k < 0)

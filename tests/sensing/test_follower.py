@@ -581,6 +581,28 @@ def test_a_press_that_puts_the_arm_on_the_board_says_which_side_of_the_pivot_the
     assert push_loglik(push, x["W7"]) == -8.0 and push_loglik(push, x["W1"]) < -1.5
 
 
+def test_a_press_let_go_before_the_arm_reached_the_board_answers_for_it_from_across_the_pivot():
+    """Two L at the E end hold the arm 0.6 kg·mm short of its tip; a hand presses W1's M for a second, lifts it as
+    it lets go, and the arm, bent west by the press, swings back onto the E board — which the M's lift alone could
+    not have done from 19 mm out (foreign normal 27701 at 279.4 s: a remove at W2 read as a beat, its lift charged
+    as a press the wrong way)."""
+    from companion.sensing.touches import push_loglik
+
+    pawns = [("E1", "L"), ("E2", "L"), ("W1", "M")]
+    hands = HandStyle(duration_s=(1.2, 1.2), force_g=(40.0, 40.0), long_press_share=0.0, change_at=(0.8, 0.8))
+    sc = TableScript(MODEL, "medium-80sps", seed=1, pawns=pawns, hands=hands)
+    sc.wait(3)
+    sc.remove("W1", "M")
+    sc.wait(4)
+    f, events = follow(sc, ArmFollower(MODEL, sc.calibration(), pawns=pawns))
+    assert [(e.event, e.holder) for e in events] == [("remove", "W1")]
+    push = f.changes[-1].measurement.push
+    assert push is not None and push.side == 1 and push.released_max > 30.0
+    x = {h.id: h.x_mm for h in MODEL.holders}
+    assert push_loglik(push, x["W1"]) == 0.0
+    assert push_loglik(replace(push, released_max=0.0), x["W1"]) < -0.5     # the lift alone falls short
+
+
 def _nothing_said_unsurely(monkeypatch, *, confidence):
     """A move of an M one holder along (W3 → W2) whose verdict is turned into "nothing changed" at `confidence`: the
     likeliest account an arm that read the swing a little off gives (our seed 26800003 turn 20, walked

@@ -484,3 +484,23 @@ def test_an_arm_pushed_onto_the_board_rules_out_a_first_touch_on_the_other_side(
     # an arm that was at its tip already needed no push: nothing is ruled out
     assert push_loglik(replace(p, need=-5.0), -133.0) == 0.0
     assert push_loglik(None, -133.0) == 0.0
+
+
+def test_a_press_let_go_before_the_contact_may_have_thrown_the_arm_from_across_the_pivot():
+    """Held, a press bent the arm away from the board it reached; let go, the arm swung back through its rest and out
+    as far the other way. So a press the cells read falling back before the contact answers for the board from
+    either side of the pivot, as far out as its force needs; one still held at the contact only from its own side."""
+    from dataclasses import replace
+
+    from companion.sensing.touches import Push, push_loglik, released
+
+    assert released([0.0, 5.0, 30.0, 30.0, 5.0, 2.0, 40.0, 125.0, 100.0]) == (30.0, 0.0)   # 125 g still held
+    assert released([0.0, -10.0, -10.0, -3.0]) == (0.0, -10.0)                            # a lift put back
+    assert released([0.0, 10.0, 20.0]) == (0.0, 0.0) and released([]) == (0.0, 0.0)
+    held = Push(side=1, need=240.0, need_sigma=45.0, f_max=30.0, f_min=0.0)
+    let_go = Push(side=1, need=240.0, need_sigma=45.0, f_max=30.0, f_min=0.0, released_max=30.0)
+    assert push_loglik(held, -133.0) == -8.0 and push_loglik(let_go, -133.0) == 0.0
+    assert push_loglik(let_go, 133.0) == 0.0                      # its own side still answers
+    far = replace(let_go, need=1200.0)                           # 30 g must then be 40 mm out, either way
+    assert push_loglik(far, -133.0) == 0.0 and push_loglik(far, 133.0) == 0.0
+    assert -4.0 < push_loglik(far, -10.0) < -1.5 and -4.0 < push_loglik(far, 10.0) < -1.5

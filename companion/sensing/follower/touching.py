@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.filters import shared_runs
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import HandSpread, Push, combined, pause_lift, split
+from companion.sensing.touches import HandSpread, Push, combined, pause_lift, released, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -133,7 +133,9 @@ class TouchReading:
         swing = kappa * max(0.0, max(before, default=0.0) - 3.0 * noise)
         need = 0.5 * (self._tip_torque_for() - side * self.tau0 - swing)
         need_sigma = 0.5 * math.sqrt(self.var_tau0 + self.geo.tip_sigma ** 2 + (3.0 * kappa * noise) ** 2)
-        return Push(side, need, need_sigma, f_max if f_max > felt else 0.0, f_min if f_min < -felt else 0.0)
+        up, down = released(forces)
+        return Push(side, need, need_sigma, f_max if f_max > felt else 0.0, f_min if f_min < -felt else 0.0,
+                    up if up > felt else 0.0, down if down < -felt else 0.0)
 
     def _pause_lift(self, gesture) -> tuple:
         """What the pause between a two-touch gesture's touches shows its first touch lifted (touches.pause_lift),

@@ -287,7 +287,7 @@ class Learning:
         for h, s in c.best.added:
             if lifted.get(s):
                 p = lifted[s].pop(0)
-                out.append(TrackedPawn(h, s, p.mass_g, p.sigma_g))
+                out.append(replace(p, holder=h))
             else:
                 placed = self._placed_mass(c.best, c.measurement) if c.best.kind == "place" else None
                 out.append(TrackedPawn(h, s, *placed) if placed else self._unknown_pawn(h, s))

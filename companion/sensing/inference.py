@@ -177,9 +177,9 @@ class Candidate:
     take: tuple[int, ...] = field(default=(), compare=False)
     relocate: tuple[int, str] | None = field(default=None, compare=False)
     put: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    # when a pawn it takes or moves may be another like pawn (TrackedPawn.doubt): how likely, and what the change
-    # then predicts (mean_w, mean_t, c_ww, c_wt, c_tt)
-    alt: tuple[float, tuple[float, float, float, float, float]] | None = field(default=None, compare=False)
+    # when a pawn it takes or moves may be another like pawn (TrackedPawn.doubt): how likely, and the change as it
+    # then predicts the weight and torque
+    alt: tuple[float, "Candidate"] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple:
@@ -245,8 +245,9 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         others = list(pawns)
         sure = 1.0
         for i in doubted:
-            others[i] = replace(pawns[i], mass_g=pawns[i].alt_g)
-            sure *= 1.0 - pawns[i].doubt
+            p = pawns[i]
+            others[i] = TrackedPawn(p.holder, p.size, p.alt_g, p.sigma_g)
+            sure *= 1.0 - p.doubt
         alt = (1.0 - sure, _predicted(geo, others, take, relocate, put)[0])
     lifts = None
     if kind == "place":
@@ -260,9 +261,15 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         lifts = (mover.mass_g, mover.sigma_g)
     else:
         touched = ()
+    c_place, take, put = place_variance(geo, moved), tuple(take), tuple(put)
+    if alt is not None:
+        q, (aw, at, aww, awt, att) = alt
+        alt = (q, Candidate(kind=kind, removed=rem, added=add, mean_w=aw, mean_t=at, c_ww=aww, c_wt=awt, c_tt=att,
+                            d_inertia=di, c_place=c_place, touch_x=touched, lifts=lifts, take=take,
+                            relocate=relocate, put=put, **desc))
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, lifts=lifts, take=tuple(take),
-                     relocate=relocate, put=tuple(put), alt=alt, **desc)
+                     d_inertia=di, c_place=c_place, touch_x=touched, lifts=lifts, take=take, relocate=relocate,
+                     put=put, alt=alt, **desc)
 
 
 def _predicted(geo: Geometry, pawns: Sequence[TrackedPawn], take: Sequence[int], relocate: tuple[int, str] | None,
@@ -527,9 +534,8 @@ def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1
     ll, d2 = _gaussian_at(c, m, shift, tau1, var1, freq_ll)
     if c.alt is None:
         return ll, d2
-    q, (mw, mt, cww, cwt, ctt) = c.alt
-    ll2, d2b = _gaussian_at(replace(c, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt, alt=None), m, shift,
-                            tau1, var1, freq_ll)
+    q, other = c.alt
+    ll2, d2b = _gaussian_at(other, m, shift, tau1, var1, freq_ll)
     a, b = math.log1p(-q) + ll, math.log(q) + ll2
     top = max(a, b)
     return top + math.log1p(math.exp(min(a, b) - top)), d2 if a >= b else d2b

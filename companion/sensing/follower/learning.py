@@ -10,6 +10,7 @@ from companion.sensing.drift import MIN_SPELL_S
 from companion.sensing.height_fit import HeightFit
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.events import Change
+from companion.sensing.identity import fold
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
                                          touches_for)
@@ -149,7 +150,10 @@ class Learning:
                 merged[key][0] += w
             else:
                 merged[key] = [w, pawns, c, ll]
-        ordered = sorted(merged.values(), key=lambda e: -e[0])[:self.s.max_beliefs]
+        everything = sorted(merged.values(), key=lambda e: -e[0])
+        ordered = everything[:self.s.max_beliefs]
+        fold(ordered, everything[self.s.max_beliefs:])      # (identity.py)
+        ordered.sort(key=lambda e: -e[0])
         self._weigh_pending = None
         refine = not replay and not m.censored1 and self.mode != "deciding"
         self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),

@@ -337,7 +337,6 @@ class Judging:
         ordered = everything[:cap]
         # an account dropped that only gave like pawns other masses leaves them in doubt (identity.py)
         fold(ordered, everything[cap:])
-        ordered.sort(key=lambda e: -e[0])
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
         best = max(e[0] for e in ordered)

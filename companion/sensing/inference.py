@@ -20,7 +20,7 @@ pawns' own variation are called indistinguishable instead of guessed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
@@ -112,6 +112,10 @@ class TrackedPawn:
     size: str
     mass_g: float
     sigma_g: float
+    # the mass of a like pawn this one may really be, and how likely: after look-alike changes the follower could
+    # not keep every account of which pawn went where, a pawn's mass is only as sure as its identity (identity.py)
+    alt_g: float = 0.0
+    doubt: float = 0.0
 
 
 def inertia_of(geo: Geometry, pawns: Iterable[TrackedPawn]) -> float:
@@ -173,6 +177,9 @@ class Candidate:
     take: tuple[int, ...] = field(default=(), compare=False)
     relocate: tuple[int, str] | None = field(default=None, compare=False)
     put: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # when a pawn it takes or moves may be another like pawn (TrackedPawn.doubt): how likely, and the change as it
+    # then predicts the weight and torque
+    alt: tuple[float, "Candidate"] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple:
@@ -222,45 +229,26 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
            **desc: Any) -> Candidate:
     """Prediction for taking pawns `take`, moving pawn `relocate`, placing new pawns `put`."""
     x = geo.x
-    mw = mt = cww = cwt = ctt = di = 0.0
-    removed, added = [], []
-    moved: dict[str, float] = {}     # each holder's net change of mass (g)
-    for i in take:
-        p = pawns[i]
-        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
-        gx = x[p.holder]
-        v = p.sigma_g * p.sigma_g
-        mw -= p.mass_g
-        mt -= gx * p.mass_g
-        di -= p.mass_g * gx * gx
-        cww += v
-        cwt += gx * v
-        ctt += gx * gx * v
-        removed.append((p.holder, p.size))
+    (mw, mt, cww, cwt, ctt), di, moved = _predicted(geo, pawns, take, relocate, put)
+    removed = [(pawns[i].holder, pawns[i].size) for i in take]
+    added = [(holder, size) for holder, size in put]
     if relocate is not None:
-        i, dest = relocate
-        p = pawns[i]
-        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
-        moved[dest] = moved.get(dest, 0.0) + p.mass_g
-        dx = x[dest] - x[p.holder]
-        mt += dx * p.mass_g
-        di += p.mass_g * (x[dest] ** 2 - x[p.holder] ** 2)
-        ctt += dx * dx * p.sigma_g * p.sigma_g
-        removed.append((p.holder, p.size))
-        added.append((dest, p.size))
-    for holder, size in put:
-        gx = x[holder]
-        m = geo.mass[size]
-        moved[holder] = moved.get(holder, 0.0) + m
-        v = geo.mass_sigma[size] ** 2
-        mw += m
-        mt += gx * m
-        di += m * gx * gx
-        cww += v
-        cwt += gx * v
-        ctt += gx * gx * v
-        added.append((holder, size))
+        removed.append((pawns[relocate[0]].holder, pawns[relocate[0]].size))
+        added.insert(0, (relocate[1], pawns[relocate[0]].size))
     rem, add = _net(removed, added)
+    alt = None
+    involved = list(take) + ([relocate[0]] if relocate is not None else [])
+    doubted = [i for i in involved if pawns[i].doubt > 0.0]
+    if doubted:
+        # the pawns it takes or moves as the like pawns they may be (each doubt taken together: one swap at a time
+        # is what the follower could not keep apart)
+        others = list(pawns)
+        sure = 1.0
+        for i in doubted:
+            p = pawns[i]
+            others[i] = TrackedPawn(p.holder, p.size, p.alt_g, p.sigma_g)
+            sure *= 1.0 - p.doubt
+        alt = (1.0 - sure, _predicted(geo, others, take, relocate, put)[0])
     lifts = None
     if kind == "place":
         touched: tuple[float, ...] = (x[put[0][0]],)
@@ -273,9 +261,55 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         lifts = (mover.mass_g, mover.sigma_g)
     else:
         touched = ()
+    c_place, take, put = place_variance(geo, moved), tuple(take), tuple(put)
+    if alt is not None:
+        q, (aw, at, aww, awt, att) = alt
+        alt = (q, Candidate(kind=kind, removed=rem, added=add, mean_w=aw, mean_t=at, c_ww=aww, c_wt=awt, c_tt=att,
+                            d_inertia=di, c_place=c_place, touch_x=touched, lifts=lifts, take=take,
+                            relocate=relocate, put=put, **desc))
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
-                     d_inertia=di, c_place=place_variance(geo, moved), touch_x=touched, lifts=lifts, take=tuple(take),
-                     relocate=relocate, put=tuple(put), **desc)
+                     d_inertia=di, c_place=c_place, touch_x=touched, lifts=lifts, take=take, relocate=relocate,
+                     put=put, alt=alt, **desc)
+
+
+def _predicted(geo: Geometry, pawns: Sequence[TrackedPawn], take: Sequence[int], relocate: tuple[int, str] | None,
+               put: Sequence[tuple[str, str]]) -> tuple[tuple[float, float, float, float, float], float, dict]:
+    """((ΔW, Δτ, their covariance ww, wt, tt), Δ Σ m·x², each holder's net change of mass) of a change."""
+    x = geo.x
+    mw = mt = cww = cwt = ctt = di = 0.0
+    moved: dict[str, float] = {}     # each holder's net change of mass (g)
+    for i in take:
+        p = pawns[i]
+        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
+        gx = x[p.holder]
+        v = p.sigma_g * p.sigma_g
+        mw -= p.mass_g
+        mt -= gx * p.mass_g
+        di -= p.mass_g * gx * gx
+        cww += v
+        cwt += gx * v
+        ctt += gx * gx * v
+    if relocate is not None:
+        i, dest = relocate
+        p = pawns[i]
+        moved[p.holder] = moved.get(p.holder, 0.0) - p.mass_g
+        moved[dest] = moved.get(dest, 0.0) + p.mass_g
+        dx = x[dest] - x[p.holder]
+        mt += dx * p.mass_g
+        di += p.mass_g * (x[dest] ** 2 - x[p.holder] ** 2)
+        ctt += dx * dx * p.sigma_g * p.sigma_g
+    for holder, size in put:
+        gx = x[holder]
+        m = geo.mass[size]
+        moved[holder] = moved.get(holder, 0.0) + m
+        v = geo.mass_sigma[size] ** 2
+        mw += m
+        mt += gx * m
+        di += m * gx * gx
+        cww += v
+        cwt += gx * v
+        ctt += gx * gx * v
+    return (mw, mt, cww, cwt, ctt), di, moved
 
 
 def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
@@ -320,8 +354,7 @@ def apply_candidate(geo: Geometry, pawns: Sequence[TrackedPawn], cand: Candidate
     out = list(pawns)
     if cand.relocate is not None:
         i, dest = cand.relocate
-        p = out[i]
-        out[i] = TrackedPawn(dest, p.size, p.mass_g, p.sigma_g)
+        out[i] = replace(out[i], holder=dest)
     for i in sorted(cand.take, reverse=True):
         del out[i]
     for holder, size in cand.put:
@@ -495,7 +528,21 @@ def _rest_of(c: Candidate, m: Measurement, load: float | None) -> tuple[float, f
 
 def _likelihood_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1: float,
                    freq_ll: float) -> tuple[float, float]:
-    """(log-likelihood, squared Mahalanobis distance) of `m` under `c`, its rest torque read as tau1 ± √var1."""
+    """(log-likelihood, squared Mahalanobis distance) of `m` under `c`, its rest torque read as tau1 ± √var1; with
+    a pawn it takes or moves perhaps another like pawn (`c.alt`), the mixture of the two, at the likelier one's
+    distance."""
+    ll, d2 = _gaussian_at(c, m, shift, tau1, var1, freq_ll)
+    if c.alt is None:
+        return ll, d2
+    q, other = c.alt
+    ll2, d2b = _gaussian_at(other, m, shift, tau1, var1, freq_ll)
+    a, b = math.log1p(-q) + ll, math.log(q) + ll2
+    top = max(a, b)
+    return top + math.log1p(math.exp(min(a, b) - top)), d2 if a >= b else d2b
+
+
+def _gaussian_at(c: Candidate, m: Measurement, shift: float, tau1: float, var1: float,
+                 freq_ll: float) -> tuple[float, float]:
     rw = m.dw - c.mean_w
     sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
     if m.censored1:
@@ -718,7 +765,7 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
             # a wrong weight rules a candidate out before its torque is worth computing
             rw = m.dw - c.mean_w
             sww = c.c_ww + m.var_dw + (m.rel_w * c.mean_w) ** 2
-            if rw * rw > 400.0 * sww:
+            if rw * rw > 400.0 * sww and c.alt is None:
                 ll, d2 = -0.5 * rw * rw / sww - 0.5 * math.log(sww), rw * rw / sww
             else:
                 ll, d2 = log_likelihood(c, m, shift, load)

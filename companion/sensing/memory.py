@@ -47,7 +47,7 @@ def memory_of(f: ArmFollower) -> dict:
         "zero_t": f.zero_t,
         "weighed": {size: list(masses[-MAX_WEIGHED:]) for size, masses in f.weighed.items()},
         "beliefs": [{"log_weight": b.log_weight,
-                     "pawns": [[p.holder, p.size, p.mass_g, p.sigma_g] for p in b.pawns]} for b in f.beliefs],
+                     "pawns": [_pawn(p) for p in b.pawns]} for b in f.beliefs],
         # (when it was weighed is left out: a restarted follower's clock is another)
         "weigh_pending": None if pending is None else [*pending[0][:2], *pending[1:]],
         "hand_touches": [list(m) for m in f.hands.touches],
@@ -61,6 +61,13 @@ def memory_of(f: ArmFollower) -> dict:
         "place_looks": None if f.place_fit is None else [[b, [[h, a] for h, a in moved], y, v]
                                                          for b, moved, y, v in f.place_fit.looks],
     }
+
+
+def _pawn(p: TrackedPawn) -> list:
+    """A tracked pawn as the memory holds it: [holder, size, mass, σ], and when it may be another like pawn, that
+    pawn's mass and how likely (identity.py)."""
+    row = [p.holder, p.size, p.mass_g, p.sigma_g]
+    return row + [p.alt_g, p.doubt] if p.doubt > 0.0 else row
 
 
 def _number(data: Mapping[str, Any], key: str, where: str, *, low: float = -math.inf, high: float = math.inf) -> float:
@@ -143,10 +150,13 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
             raise ValueError(f"follower memory: {where}pawns must be a list of at most {capacity} pawns")
         tracked = []
         for p in pawns:
-            if (not isinstance(p, list) or len(p) != 4 or p[0] not in geo.x or p[1] not in geo.mass):
-                raise ValueError(f"follower memory: {where}pawns: {p!r} is not [holder, size, mass, sigma] of this arm")
+            if (not isinstance(p, list) or len(p) not in (4, 6) or p[0] not in geo.x or p[1] not in geo.mass):
+                raise ValueError(f"follower memory: {where}pawns: {p!r} is not [holder, size, mass, sigma] (and "
+                                 "[..., the like pawn's mass it may be, how likely]) of this arm")
+            doubt = () if len(p) == 4 else (_number({"a": p[4]}, "a", where, low=0.0, high=1e4),
+                                             _number({"d": p[5]}, "d", where, low=0.0, high=1.0))
             tracked.append(TrackedPawn(p[0], p[1], _number({"m": p[2]}, "m", where, low=0.0, high=1e4),
-                                       _number({"s": p[3]}, "s", where, low=0.0, high=1e4)))
+                                       _number({"s": p[3]}, "s", where, low=0.0, high=1e4), *doubt))
         log_weight = _number(b, "log_weight", where, low=-1e4, high=0.0)
         f.beliefs.append(Belief(log_weight, tracked, enumerate_candidates(geo, tracked)))
     touches = memory.get("hand_touches")     # (a memory written before the hands were learned has none: the prior)

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.fit import at_longest_look
+from companion.sensing.identity import fold
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
                                          rank_beliefs)
@@ -332,7 +333,10 @@ class Judging:
             if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
                 break
         cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else self.s.max_beliefs
-        ordered = sorted(merged.values(), key=lambda e: -e[0])[:cap]
+        everything = sorted(merged.values(), key=lambda e: -e[0])
+        ordered = everything[:cap]
+        # an account dropped that only gave like pawns other masses leaves them in doubt (identity.py)
+        fold(ordered, everything[cap:])
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
         best = max(e[0] for e in ordered)

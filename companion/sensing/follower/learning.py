@@ -10,6 +10,7 @@ from companion.sensing.drift import MIN_SPELL_S
 from companion.sensing.height_fit import HeightFit
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.events import Change
+from companion.sensing.identity import fold
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
                                          touches_for)
@@ -149,7 +150,10 @@ class Learning:
                 merged[key][0] += w
             else:
                 merged[key] = [w, pawns, c, ll]
-        ordered = sorted(merged.values(), key=lambda e: -e[0])[:self.s.max_beliefs]
+        everything = sorted(merged.values(), key=lambda e: -e[0])
+        ordered = everything[:self.s.max_beliefs]
+        fold(ordered, everything[self.s.max_beliefs:])      # (identity.py)
+        ordered.sort(key=lambda e: -e[0])
         self._weigh_pending = None
         refine = not replay and not m.censored1 and self.mode != "deciding"
         self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),
@@ -287,7 +291,7 @@ class Learning:
         for h, s in c.best.added:
             if lifted.get(s):
                 p = lifted[s].pop(0)
-                out.append(TrackedPawn(h, s, p.mass_g, p.sigma_g))
+                out.append(replace(p, holder=h))
             else:
                 placed = self._placed_mass(c.best, c.measurement) if c.best.kind == "place" else None
                 out.append(TrackedPawn(h, s, *placed) if placed else self._unknown_pawn(h, s))

@@ -23,7 +23,7 @@ UNMEASURED_PERIODS = 1.0
 # rest and damping trade off, so the rest is read across the damping the arm may have (ZETA_FAN, in σ)
 ZETA_UNMEASURED_REL = 0.55
 ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
-ZETA_FAN = (-2.0, -1.0, 0.0, 1.0, 2.0)
+ZETA_FAN = (-2.5, -1.25, 0.0, 1.25, 2.5)
 ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
 ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
 # a verdict that a longer look can no longer change is given once it has stood this long (its rest no longer moving)

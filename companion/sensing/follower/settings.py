@@ -20,10 +20,12 @@ OMEGA_RANGE = (2 * math.pi * 0.35, 2 * math.pi * 3.0)   # rad/s: wider than any 
 UNMEASURED_PERIODS = 1.0
 # ... and its damping ratio anywhere from a few hundredths to a third (DESIGN.md): the default ζ is known only to a
 # factor of about three either way (ln 3 as 2σ) until long swings have measured it. Over a short look at the swing,
-# rest and damping trade off, so the rest is read across the damping the arm may have (ZETA_FAN, in σ)
+# rest and damping trade off, so the rest is read across the damping the arm may have (ZETA_FAN, in σ): out to
+# 2.5σ, e^±1.4 of the default 0.08 — 0.02 to 0.32, the whole range real arms have (±2σ stopped at 0.24, and a ζ 0.29
+# arm's swing fitted nowhere on the fan)
 ZETA_UNMEASURED_REL = 0.55
 ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
-ZETA_FAN = (-2.0, -1.0, 0.0, 1.0, 2.0)
+ZETA_FAN = (-2.5, -1.25, 0.0, 1.25, 2.5)
 ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
 ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
 # a verdict that a longer look can no longer change is given once it has stood this long (its rest no longer moving)

@@ -603,6 +603,26 @@ def test_a_press_let_go_before_the_arm_reached_the_board_answers_for_it_from_acr
     assert push_loglik(replace(push, released_max=0.0), x["W1"]) < -0.5     # the lift alone falls short
 
 
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_press_let_go_only_after_the_arm_reached_the_board_is_not_taken_as_let_go_before(seed):
+    """A press at W4 puts the arm on the W board and is let go after it: no press was let go before the contact, so
+    none across the pivot answers for the board. Only the readings taken before the contact can say one was: a fall
+    the cells read within their settling after it may be the hand letting go once the arm was down (ours, walked,
+    seed 28300006 turn 37, where such a fall let a press at E6 answer and E6 → E7 was applied at 0.9989 for W4 → W5;
+    these scripted presses are let go too late for even that reading to see)."""
+    pawns = [("W1", "L"), ("W2", "L"), ("W4", "L")]
+    hands = HandStyle(duration_s=(1.0, 1.0), force_g=(40.0, 40.0), long_press_share=0.0, change_at=(0.5, 0.5))
+    sc = TableScript(MODEL, "quiet-10sps", seed=seed, pawns=pawns, hands=hands)
+    sc.wait(3)
+    sc.move("W4", "W5", "L")
+    sc.wait(4)
+    f, events = follow(sc, ArmFollower(MODEL, sc.calibration(), pawns=pawns))
+    assert [(e.event, e.from_holder, e.to_holder) for e in events] == [("move", "W4", "W5")]
+    push = f.changes[-1].measurement.push
+    assert push is not None and push.side == -1 and push.f_max > 20.0
+    assert push.released_max == 0.0 and push.released_min == 0.0
+
+
 def _nothing_said_unsurely(monkeypatch, *, confidence):
     """A move of an M one holder along (W3 → W2) whose verdict is turned into "nothing changed" at `confidence`: the
     likeliest account an arm that read the swing a little off gives (our seed 26800003 turn 20, walked

@@ -153,8 +153,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
             if (not isinstance(p, list) or len(p) not in (4, 6) or p[0] not in geo.x or p[1] not in geo.mass):
                 raise ValueError(f"follower memory: {where}pawns: {p!r} is not [holder, size, mass, sigma] (and "
                                  "[..., the like pawn's mass it may be, how likely]) of this arm")
-            doubt = () if len(p) == 4 else (_number({"a": p[4]}, "a", where, low=0.0, high=1e4),
-                                             _number({"d": p[5]}, "d", where, low=0.0, high=1.0))
+            doubt = () if len(p) == 4 else (_number({"alt_g": p[4]}, "alt_g", where, low=0.0, high=1e4),
+                                             _number({"doubt": p[5]}, "doubt", where, low=0.0, high=1.0))
             tracked.append(TrackedPawn(p[0], p[1], _number({"m": p[2]}, "m", where, low=0.0, high=1e4),
                                        _number({"s": p[3]}, "s", where, low=0.0, high=1e4), *doubt))
         log_weight = _number(b, "log_weight", where, low=-1e4, high=0.0)

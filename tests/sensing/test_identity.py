@@ -99,5 +99,5 @@ def test_a_pawn_in_doubt_survives_a_restart():
     again = resume(MODEL, sc.calibration(), memory)
     assert again.beliefs[0].pawns == f.beliefs[0].pawns
     memory["beliefs"][0]["pawns"][0][5] = 1.5
-    with pytest.raises(ValueError, match="beliefs.0.d must be a number"):
+    with pytest.raises(ValueError, match="beliefs.0.doubt must be a number"):
         resume(MODEL, sc.calibration(), memory)

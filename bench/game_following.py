@@ -51,7 +51,7 @@ from companion.sensing.calibration import render  # noqa: E402
 from companion.simulation.traces import PROFILES, ArmStyle, config_toml, write_trace  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
 from sensing_accuracy import LEVELS, fmt, session_arm, session_calibration, session_cells  # noqa: E402  (bench/ is this script's folder)
-from companion.simulation.calibrating import CALIBRATIONS, uncalibrated  # noqa: E402
+from companion.simulation.calibrating import CALIBRATIONS, uncalibrated, walks_summary  # noqa: E402
 GOALS = {"wrong": 0, "from_sensors_pct": 97.0, "tips_missed": 0, "latency_median_s": 1.5, "speed": 50.0}
 
 
@@ -277,12 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     ok &= same == total.sessions and total.same_calibration == total.sessions
     walks = [info["walk"] for _, _, info in results if info["walk"] is not None]
     if walks:
-        print(f"the walk-through on {len(walks)} arms built off the model: holders within "
-              f"{max(w.holders_rms_mm for w in walks):.2f} mm rms of where they are (worst "
-              f"{max(w.holders_worst_mm for w in walks):.2f} mm), pawn height within "
-              f"{max(abs(w.height_error_mm) for w in walks):.2f} mm, the empty swing within "
-              f"{max(abs(w.swing_error) for w in walks) * 100:.1f} %, {sum(w.refused for w in walks)} captures refused "
-              "and taken again")
+        print(f"the walk-through on {len(walks)} arms built off the model: {walks_summary(walks)}")
     fast = [s for lv, s, _ in results if PROFILES[lv.split(",")[0]].rate_sps >= 80 and PROFILES[lv.split(",")[0]].cells >= 4]
     if fast:
         speed = sum(s.trace_s for s in fast) / sum(s.replay_s for s in fast)

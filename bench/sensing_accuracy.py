@@ -61,7 +61,7 @@ from companion.simulation.evaluation import Summary, calibration_lines, score  #
 from companion.sensing.follower import ArmFollower  # noqa: E402
 from companion.simulation.traces import PROFILES, ArmStyle, HandStyle, NoiseProfile, TableScript, drawn_settling, with_profile  # noqa: E402
 from companion.sensing.calibration import ArmCalibration  # noqa: E402
-from companion.simulation.calibrating import CALIBRATIONS, built_off, uncalibrated, walked  # noqa: E402
+from companion.simulation.calibrating import CALIBRATIONS, built_off, uncalibrated, walked, walks_summary  # noqa: E402
 
 LEVELS = ("quiet-10sps", "medium-10sps", "medium-80sps", "noisy-80sps")
 GOALS = {"exact_pct": 99.5, "flagged_pct": 99.0, "tips_missed": 0, "false_pct": 0.5, "latency_median_s": 1.5}
@@ -410,11 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     walks = [r["walk"] for r in results if r["walk"] is not None]
     if walks:
         print(f"\nthe walk-through on {len(walks)} arms built off the model (holders σ 2.5 mm and 0.96-1.04 × the "
-              f"model's spacing, pawns 0-25 mm above the pivot): holders within {max(w.holders_rms_mm for w in walks):.2f} "
-              f"mm rms of where they are (worst {max(w.holders_worst_mm for w in walks):.2f} mm), pawn height within "
-              f"{max(abs(w.height_error_mm) for w in walks):.2f} mm, the empty swing within "
-              f"{max(abs(w.swing_error) for w in walks) * 100:.1f} %, {sum(w.refused for w in walks)} captures refused "
-              "and taken again")
+              f"model's spacing, pawns 0-25 mm above the pivot): {walks_summary(walks)}")
     trace_s = sum(r["trace_s"] for r in results)
     process_s = sum(r["process_s"] for r in results)
     print(f"\nsimulated table time {trace_s / 3600:.2f} h, {sum(r['rows'] for r in results)} rows; "

@@ -783,7 +783,7 @@ def pawn_reading(rows: Sequence[Row], *, tare_result: TareResult, cpg: Mapping[s
                                  "some weight off its heavy side")
     # the swing's frequency, weighed by how well it shows it: a small swing in a noisy accelerometer says little
     ts, vs = _series(rows, axis)
-    seen = measure_swing(ts, [v - level_g for v in vs], 2 * math.pi * r.swing_hz, r.damping, noise=r.noise)
+    seen = measure_swing(ts, [v - level_g for v in vs], 2 * math.pi * r.swing_hz, r.damping, noise=r.noise, whole=True)
     if seen is None:
         return PawnReading(mass, r.sin, r.sigma, swing_hz, damping, False)
     return PawnReading(mass, r.sin, r.sigma, seen.omega / (2 * math.pi), seen.zeta, True, seen.omega_var)
@@ -827,13 +827,16 @@ class SwingLook:
 MAX_GROWTH_SIGMA = 0.15    # a growth known worse than this stays the point-mass physics' 1
 
 
-def swing_as_loaded(looks: Sequence[SwingLook], kappa_gmm: float, height_mm: float = 0.0) -> ArmSwing | None:
+def swing_as_loaded(looks: Sequence[SwingLook], kappa_gmm: float, height_mm: float = 0.0, *,
+                    max_rel_sigma: float = math.inf) -> ArmSwing | None:
     """The empty arm's swing and how a pawn adds to it, from swings measured with one weight in several holders.
 
     Each look gives the arm's whole moment of inertia, κ_eff·g / ω²; less m·h² (a pawn above the pivot), that is
     I0 + growth · m·x². Over holders at several distances a straight line gives both: the inertia's growth as the
     arm loads, which the follower predicts every swing from. A growth the looks do not pin down (a heavy arm, a
-    light weight) stays 1, the point mass; one look gives the empty arm alone, as before the walk."""
+    light weight) stays 1, the point mass; one look gives the empty arm alone, as before the walk. None when the
+    empty arm's ω is known no better than `max_rel_sigma` (1σ, relative; the looks' scatter counted when it is
+    wider than their variances say): a swing too damped to show itself leaves the arm unmeasured."""
     if not looks:
         return None
     pts = []
@@ -845,6 +848,7 @@ def swing_as_loaded(looks: Sequence[SwingLook], kappa_gmm: float, height_mm: flo
         pts.append((k.mass_g * k.x_mm * k.x_mm, total - k.mass_g * height_mm * height_mm, total, k, 1.0 / var))
     total_w = sum(p[4] for p in pts)
     growth = 1.0
+    intercept_var = 1.0 / total_w
     if len(pts) >= 3:
         mx = sum(p[4] * p[0] for p in pts) / total_w
         my = sum(p[4] * p[1] for p in pts) / total_w
@@ -855,8 +859,16 @@ def swing_as_loaded(looks: Sequence[SwingLook], kappa_gmm: float, height_mm: flo
             chi2 = sum(p[4] * (p[1] - my - slope * (p[0] - mx)) ** 2 for p in pts) / (len(pts) - 2)
             if math.sqrt(max(1.0, chi2) / sxx) <= MAX_GROWTH_SIGMA and MIN_GROWTH <= slope <= MAX_GROWTH:
                 growth = slope
+                intercept_var = 1.0 / total_w + mx * mx / sxx
     inertia = sum(p[4] * (p[1] - growth * p[0]) for p in pts) / total_w
     inertia = max(inertia, 0.05 * max(p[2] for p in pts))
+    if len(pts) >= 2:
+        free = len(pts) - (2 if growth != 1.0 else 1)
+        scatter = sum(p[4] * (p[1] - growth * p[0] - inertia) ** 2 for p in pts) / max(1, free)
+        intercept_var *= max(1.0, scatter)
+    # ω ∝ I^(-1/2)
+    if 0.5 * math.sqrt(intercept_var) / inertia > max_rel_sigma:
+        return None
     viscous = sum(p[4] * 2 * p[3].zeta * p[3].omega * p[2] for p in pts) / total_w
     return ArmSwing(kappa_gmm, inertia, viscous, height_mm, growth)
 

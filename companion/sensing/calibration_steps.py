@@ -31,6 +31,10 @@ from companion.sensing.calibration import (ArmCalibration, CalibrationRefused, C
 
 Row = tuple[float, str, float]
 
+# an empty arm's ω known worse than this (1σ, relative) is left unmeasured: the follower then searches a wide fan of
+# frequencies and dampings at the table, where a "measured" swing would hold it near a wrong one
+MAX_SWING_REL_SIGMA = 0.05
+
 
 @dataclass(frozen=True)
 class Step:
@@ -255,8 +259,9 @@ class CalibrationSession:
 
     def _reading(self, rows: list[Row], what: str, load_gmm2: float = 0.0, mass_g: float = 0.0) -> PawnReading:
         assert self.tare_result is not None and self.tare_result.level_g is not None
-        swing = self.swing() or ArmSwing.empty(self.kappa(), self.base.swing_hz, self.base.damping,
-                                                self.base.arm_inertia_gmm2)
+        # the best guess so far, however loose, is where the next look's search starts
+        swing = swing_as_loaded(self._looks(), self.kappa(), self.pawn_height()) or ArmSwing.empty(
+            self.kappa(), self.base.swing_hz, self.base.damping, self.base.arm_inertia_gmm2)
         omega, zeta = swing.at(load_gmm2, mass_g)      # the load slows the swing: a start near it
         return pawn_reading(rows, tare_result=self.tare_result, cpg=self.cpg, axis=self.base.axis,
                             level_g=self.tare_result.level_g, swing_hz=omega / (2 * math.pi), damping=zeta,
@@ -300,8 +305,12 @@ class CalibrationSession:
             raise CalibrationRefused(problem[1])
         self.walk[holder] = r
         left = [h.id for h in self.model.holders if h.id not in self.walk]
-        return {"holder": holder, "x_mm": round(x, 1), "model_x_mm": model_x, "mass_g": round(r.mass_g, 2),
-                "left": len(left), "next": left[0] if left else None}
+        values = {"holder": holder, "x_mm": round(x, 1), "model_x_mm": model_x, "mass_g": round(r.mass_g, 2),
+                  "left": len(left), "next": left[0] if left else None}
+        if not left:
+            swing = self.swing()
+            values["swing_hz"] = None if swing is None else round(swing.empty_hz, 3)
+        return values
 
     # ------------------------------------------------------------------ what follows from the readings
     def kappa(self) -> float:
@@ -322,13 +331,16 @@ class CalibrationSession:
         """Every holder the walk measured, at its place (in the model's order)."""
         return {h.id: self._x(self.walk[h.id]) for h in self.model.holders if h.id in self.walk}
 
-    def swing(self) -> ArmSwing | None:
-        """The arm's swing as it loads, from every swing measured: the known weight's and the walk's."""
+    def _looks(self) -> list[SwingLook]:
         looks = [self.weigh[2]] if self.weigh and self.weigh[2] is not None else []
         xs = self.holder_x()
-        looks += [SwingLook(r.mass_g, xs[h], 2 * math.pi * r.swing_hz, r.damping, r.omega_var)
-                  for h, r in self.walk.items() if r.swing_measured]
-        return swing_as_loaded(looks, self.kappa(), self.pawn_height())
+        return looks + [SwingLook(r.mass_g, xs[h], 2 * math.pi * r.swing_hz, r.damping, r.omega_var)
+                        for h, r in self.walk.items() if r.swing_measured]
+
+    def swing(self) -> ArmSwing | None:
+        """The arm's swing as it loads, from every swing measured: the known weight's and the walk's; None while
+        they do not pin the empty arm's ω down to MAX_SWING_REL_SIGMA."""
+        return swing_as_loaded(self._looks(), self.kappa(), self.pawn_height(), max_rel_sigma=MAX_SWING_REL_SIGMA)
 
     # ------------------------------------------------------------------ the outcome
     def result(self) -> ArmCalibration:
@@ -389,4 +401,10 @@ def _summary(step: str, v: dict) -> str:
         return (f"the pawns sit {v['pawn_height_mm']:+.1f} mm above the pivot: with {v['load_g']:.0f} g on it the arm's "
                 f"stiffness falls to {v['kappa_full_gmm']:.0f} g·mm")
     text = f"{v['holder']} at {v['x_mm']:+.1f} mm (the model says {v['model_x_mm']:+.1f})"
-    return text + (f"; next {v['next']} ({v['left']} to go)" if v["next"] else "; every holder measured")
+    if v["next"]:
+        return text + f"; next {v['next']} ({v['left']} to go)"
+    text += "; every holder measured"
+    if "swing_hz" in v:
+        text += (f"; the empty arm swings at {v['swing_hz']:.2f} Hz" if v["swing_hz"] is not None else
+                 "; the arm's swing died too fast to measure: the companion learns it at the table")
+    return text

@@ -93,3 +93,15 @@ def walked(model: Model, arm: ArmStyle, profile: NoiseProfile | str, seed: int,
     return Walked(cal, math.sqrt(sum(m * m for m in misses) / len(misses)) if misses else math.nan,
                   max((abs(m) for m in misses), default=math.nan), cal.pawn_height_mm - arm.pawn_height_mm,
                   (swing.empty_hz / arm.frequency_hz - 1.0) if swing else math.nan, refused)
+
+
+def walks_summary(walks: list[Walked]) -> str:
+    """How far the walk-throughs' measurements lie from the arms as built, the worst of each, for a benchmark."""
+    swings = [abs(w.swing_error) for w in walks if math.isfinite(w.swing_error)]
+    swing = (f"the empty swing within {max(swings) * 100:.1f} % on {len(swings)}" if swings else "no swing measured")
+    if len(swings) < len(walks):
+        swing += f", left unmeasured on {len(walks) - len(swings)} (too damped to show it)"
+    return (f"holders within {max(w.holders_rms_mm for w in walks):.2f} mm rms of where they are (worst "
+            f"{max(w.holders_worst_mm for w in walks):.2f} mm), pawn height within "
+            f"{max(abs(w.height_error_mm) for w in walks):.2f} mm, {swing}, "
+            f"{sum(w.refused for w in walks)} captures refused and taken again")

@@ -2,6 +2,8 @@
 really is, and how the swing slows as the arm loads), the loaded arm (how much pawns above the pivot soften it),
 each checked and refused with the reason, kept in calibration.toml, and used by the follower and the game alike."""
 
+import math
+
 import pytest
 
 from companion.games import balance_physics as bp
@@ -70,6 +72,35 @@ def test_the_swing_is_measured_as_the_arm_loads(walked):
         inertia = truth.arm_inertia + 10.0 * (x * x + 15.0 ** 2)
         omega = ((17000 - 150) * G_MM_S2 / inertia) ** 0.5
         assert swing.at(10.0 * x * x, 10.0)[0] == pytest.approx(omega, rel=0.01), holder
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_swing_too_damped_to_show_itself_leaves_the_arm_unmeasured_not_measured_wrong(seed):
+    # ζ 0.3 at 1.9 Hz: a second after each pawn goes in, its swing is one or two σ of a 10 SPS table's
+    # accelerometer; the walk used to read 1.46-2.10 Hz at ± 3 % from the noise's wiggles, and the follower then
+    # held every later swing to that
+    arm = SimulatedArm(MODEL, seed=seed, profile="medium-10sps",
+                       arm=ArmStyle(frequency_hz=1.9, damping=0.3, pawn_height_mm=15.0))
+    session = CalibrationSession(MODEL, arm.base_calibration(), known_mass_g=10.0)
+    for step in ("tare", "weigh", "theta_max"):
+        assert run_step(session, arm, step).ok, step
+    for h in MODEL.holders:
+        for _ in range(3):
+            if (last := run_step(session, arm, "holder", holder=h.id)).ok:
+                break
+    cal = session.result()
+    if cal.swing_measured:
+        assert cal.swing_hz == pytest.approx(1.9, rel=0.05)
+    else:
+        assert "learns it at the table" in last.message
+
+
+def test_looks_that_disagree_beyond_their_variances_do_not_make_a_measured_swing():
+    close = [SwingLook(10.0, x, 2 * math.pi * 1.2, 0.1, 1e-4) for x in (60.0, 100.0, 130.0)]
+    assert swing_as_loaded(close, 17000.0, max_rel_sigma=0.05) is not None
+    apart = [SwingLook(10.0, x, 2 * math.pi * hz, 0.1, 1e-4) for x, hz in ((60.0, 1.0), (100.0, 1.5), (130.0, 2.0))]
+    assert swing_as_loaded(apart, 17000.0, max_rel_sigma=0.05) is None
+    assert swing_as_loaded(apart, 17000.0) is not None
 
 
 def test_what_the_walk_measured_is_what_the_follower_and_the_warnings_use(walked, tmp_path):

@@ -51,7 +51,7 @@ SPAN_MM = 300.0
 ASTRAY_MM = 40.0            # how much wider than the rest a gesture located astray misses (HandSpread learns its share)
 # the share of touches whose place the fit got wrong altogether (a free swing too short or too disturbed to place
 # it: it lands anywhere along the arm's span), each alone: the other touches of the gesture still say where
-LOST_SHARE = 0.03
+LOST_SHARE = 0.01
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 

@@ -49,6 +49,9 @@ WEAK_CHECK_SHARE = 0.7
 STRAY_SHARE = 0.1
 SPAN_MM = 300.0
 ASTRAY_MM = 40.0            # how much wider than the rest a gesture located astray misses (HandSpread learns its share)
+# the share of touches whose place the fit got wrong altogether (a free swing too short or too disturbed to place
+# it: it lands anywhere along the arm's span), each alone: the other touches of the gesture still say where
+LOST_SHARE = 0.01
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -697,7 +700,7 @@ IN_PIECES = math.log(0.05)         # more: one touch found in pieces
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            miscount: float = MISCOUNT, pieces: float = IN_PIECES, floor: float = -8.0, scale: float | TouchScale = 1.0,
-           span_mm: float = SPAN_MM, astray: float = 0.0) -> float:
+           span_mm: float = SPAN_MM, astray: float = 0.0, lost: float = LOST_SHARE) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
@@ -708,7 +711,11 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     judges where each piece fell. As many as expected are judged as the hands were learned
     (`HandSpread`): most gestures located at their scaled σ, a share `astray` of them located that much wider
     again (ASTRAY_MM), so a gesture found far off costs what a stray costs at this table — not the Gaussian tail
-    of a scale learned from the tidy ones."""
+    of a scale learned from the tidy ones. And a share `lost` of touches are placed nowhere near any hand, each
+    alone (uniform over `span_mm`, never denser than its own Gaussian at its peak, as `fragments` takes a stray
+    piece): a gesture with one such touch is judged by its others, not by which holder the lost one fell nearer.
+    (Ours, 10 SPS, session 28300006 turn 51: W6 → W7 read as W2 → W3 at 0.9988 because the put-down, pressed
+    onto the board, was placed at +14 ± 13 mm: 71 mm from W3, 147 from W7; the lift at −94 ± 22 said W6.)"""
     if not touches or not expected:
         return 0.0
     if len(touches) != len(expected):
@@ -726,6 +733,18 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             # on the same scale (0: every touch where expected, located as the tidy gestures are)
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
+    if lost > 0.0:
+        for i, t in enumerate(touches):
+            if t.x is None or not math.isfinite(t.sigma):
+                continue
+            rest = _joint_misfit(touches, expected, jitter_mm, scale, 0.0, skip=i) if placed > 1 else (0.0, 0, 0.0)
+            if rest is None:
+                continue
+            # the lost touch's density: uniform on the span, capped at its Gaussian's peak given the others
+            # (its conditional variance is det C / det C without it)
+            cap = min(0.0, 0.5 * (math.log(2 * math.pi) + logdet - rest[2]) - math.log(span_mm))
+            one = math.log(lost / (1.0 - lost)) - 0.5 * rest[0] + cap
+            ll = max(ll, one) + math.log1p(math.exp(-abs(ll - one)))
     return max(floor * placed, ll)
 
 
@@ -843,10 +862,10 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
 
 
 def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float | TouchScale,
-                  wider_mm2: float) -> tuple[float, int, float] | None:
+                  wider_mm2: float, skip: int | None = None) -> tuple[float, int, float] | None:
     """(squared Mahalanobis distance, touches placed, log-determinant of their covariance) of as many touches as
-    expected, each touch's variance `wider_mm2` wider; None when none was placed."""
-    idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
+    expected, each touch's variance `wider_mm2` wider, leaving out touch `skip`; None when none was placed."""
+    idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma) and i != skip]
     if not idx:
         return None
     r = [touches[i].x - expected[i] for i in idx]

@@ -76,7 +76,7 @@ def unmeasured(script: TableScript):
                                swing_measured=False)
 
 
-@pytest.mark.parametrize("hz, zeta", [(1.45, 0.2), (0.7, 0.05)])
+@pytest.mark.parametrize("hz, zeta", [(1.45, 0.2), (0.7, 0.05), (1.95, 0.06)])
 def test_an_unmeasured_arm_learns_its_swing_from_the_spells_between_moves_on_a_noisy_table(hz, zeta):
     script = TableScript(MODEL, "noisy-80sps", seed=4, arm=ArmStyle(frequency_hz=hz, damping=zeta))
     script.wait(2.0)

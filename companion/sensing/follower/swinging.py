@@ -145,7 +145,12 @@ class SwingReading:
         noise = self.accel_noise.sigma
         if ts[-1] - ts[0] < 1.5 * (2 * math.pi / omega):
             return fit          # less than a period and a half
-        span = min(0.6, max(0.05, 3.0 * math.sqrt(self.swing_scale_var)))
+        # as wide as 3σ of what is known, but never past what the arm may be (`_scale_range`) nor short of it: capped
+        # at ± 0.6 in ln, a 1.91 Hz arm searched from the default 1 Hz lay beyond the edge, no swing was ever found,
+        # and the first four placements of ours 28700007 were answered by the players (each swing disowned)
+        lo, hi = self._scale_range
+        reach = max(math.log(hi / self.swing_scale), math.log(self.swing_scale / lo))
+        span = min(reach, max(0.05, 3.0 * math.sqrt(self.swing_scale_var)))
         seen = measure_swing(ts, ss, omega, zeta, noise=noise, span=span, temper=FREQ_TEMPER)
         # (judged at the swing's own frequency: at the predicted one, far off, no swing would fit)
         if seen is None or seen.fit.rms > 1.5 * noise:

@@ -233,11 +233,13 @@ def measure_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: 
     # heavily damped swing read at a light guess has its lowest residual in another basin (ours 28700005, ζ 0.30
     # unmeasured, guessed 0.08: 1.61 Hz at ± 2.7 % for 1.40, and every later swing searched too narrowly to see it)
     zetas = (zeta,) + COARSE_ZETAS
-    looks = []
+    profile = []            # (ω, the residual sum of squares at its best damping)
     for w in grid:
-        fits = [f.rms for z in zetas if (f := fit_swing(coarse_t, coarse_s, w, z, noise=0.0)) is not None]
+        fits = [f.rms * f.rms * max(1, f.n - 3) for z in zetas
+                if (f := fit_swing(coarse_t, coarse_s, w, z, noise=0.0)) is not None]
         if fits:
-            looks.append((min(fits), w))
+            profile.append((w, min(fits)))
+    looks = [(r, w) for w, r in profile]
     if not looks:
         return None
     k = min(range(len(looks)), key=lambda i: looks[i][0])
@@ -262,36 +264,28 @@ def measure_swing(ts: Sequence[float], ss: Sequence[float], omega: float, zeta: 
     if var_w is None:
         return None
     if whole:
-        var_w = max(var_w, whole_search_variance(coarse_t, coarse_s, grid, noise2=max(noise, best.rms) ** 2 / every,
-                                                 temper=temper))
+        var_w = max(var_w, whole_search_variance(profile, noise2=max(noise, best.rms) ** 2 / every, temper=temper))
     return SwingMeasurement(best.omega, var_w, best.zeta, math.inf if var_z is None else var_z, best)
 
 
-SEARCH_ZETAS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5)
-COARSE_ZETAS = (0.04, 0.12, 0.3)        # the coarse look's dampings besides the guess's    # every damping a real arm may have, for whole_search_variance
+COARSE_ZETAS = (0.04, 0.12, 0.3)        # the coarse look's dampings besides the guess's: across what real arms have
 
 
-def whole_search_variance(ts: Sequence[float], ss: Sequence[float], grid: Sequence[float], *, noise2: float,
-                          temper: float) -> float:
-    """ω's variance over a whole search grid: each frequency weighed by how well it fits at its best damping
-    (exp(−Δrss / 2·temper·noise²), the rule the curvature reads locally), plus half a grid step's own spread.
+def whole_search_variance(profile: Sequence[tuple[float, float]], *, noise2: float, temper: float) -> float:
+    """ω's variance over a whole search grid, from the coarse look's (ω, residual sum of squares at its best
+    damping), ascending in ω: each frequency weighed by exp(−Δrss / 2·temper·noise²), the rule the curvature reads
+    locally, plus a grid step's own spread.
 
     Found on a walk-through of a heavily damped arm (ζ 0.3 at 1.9 Hz, 100 Hz accelerometer σ 0.002): by the time
     each capture began its swing was one or two σ, the best frequency a wiggle of noise anywhere from 1.3 to 2.3 Hz,
     and the curvature about it said ± 3 %: the walk read the empty arm at 2.32 Hz."""
-    prof = []
-    for w in grid:
-        fits = [f.rms * f.rms * max(1, f.n - 3) for z in SEARCH_ZETAS
-                if (f := fit_swing(ts, ss, w, z, noise=0.0)) is not None]
-        if fits:
-            prof.append((w, min(fits)))
-    if len(prof) < 2:
+    if len(profile) < 2:
         return math.inf
-    low = min(r for _, r in prof)
-    ws = [(w, math.exp(-(r - low) / (2.0 * temper * noise2))) for w, r in prof]
+    low = min(r for _, r in profile)
+    ws = [(w, math.exp(-(r - low) / (2.0 * temper * noise2))) for w, r in profile]
     total = sum(p for _, p in ws)
     mean = sum(w * p for w, p in ws) / total
-    step = (grid[-1] - grid[0]) / (len(grid) - 1)
+    step = (profile[-1][0] - profile[0][0]) / (len(profile) - 1)
     return sum(p * (w - mean) ** 2 for w, p in ws) / total + step * step / 12.0
 
 

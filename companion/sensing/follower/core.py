@@ -88,6 +88,8 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.t = -math.inf
         self.quiet_since = -math.inf
         self.t_off = -math.inf
+        # (t_off, when the arm began to swing free before it): the swing the cells were still too slow to see begin
+        self._swung: tuple[float, float] = (-math.inf, -math.inf)
         self._steady = None     # the last-look verdict while a change is judged, and since when it has stood
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf

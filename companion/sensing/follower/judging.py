@@ -53,6 +53,8 @@ class Judging:
         elif not self._accel_seen:
             tau1, var_tau1 = 0.0, math.inf
         else:
+            if self.mode == "deciding":
+                self._find_swing_start(t)
             start = self._free_since(t)
             period = 2 * math.pi / self._swing()[0]
             periods = self.s.min_fit_periods
@@ -281,7 +283,7 @@ class Judging:
         after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
         change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
-                        hands_off_t=self.t_off,
+                        hands_off_t=self.t_off, swing_from=self._swing_began(),
                         beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
                         described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
         self.changes.append(change)
@@ -360,7 +362,8 @@ class Judging:
                    + ("came to rest on the board" if board else f"{m.tau1 - m.tau0:+.0f} g·mm")
                    + " from where it was")
         change = Change(t, None, tuple(ranked[:TOP_CANDIDATES]), (), 0.0, True, m, tuple(self.pawns),
-                        tuple(self.pawns), self.geo, hands_off_t=self.t_off)
+                        tuple(self.pawns), self.geo, hands_off_t=self.t_off,
+                        swing_from=self._swing_began())
         self.changes.append(change)
         self.notice = msg
         self._settle_after(t, m, board)

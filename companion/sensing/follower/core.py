@@ -129,6 +129,9 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
         self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
         self._w_before_change = (0.0, 0.0, 0.0)       # the weight before the last change decided, var, when
+        # a move decided with touches placed before the cells had read enough after them, to learn the hands from
+        # once they have (Learning._learn_hands)
+        self._hands_pending: tuple | None = None
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

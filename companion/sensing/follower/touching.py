@@ -6,6 +6,7 @@ import math
 from typing import Sequence
 
 from companion.sensing.filters import shared_runs
+from companion.sensing.follower.settings import TOUCH_AFTER_SAMPLES
 from companion.sensing.settling import Gesture, sharpened
 from companion.sensing.touches import HandSpread, Push, combined, pause_lift, released, split
 
@@ -40,19 +41,22 @@ class TouchReading:
 
     A part of ArmFollower (core.py), which holds the state these methods share."""
 
-    def _gesture_touches(self, t: float, w_after: float, w_before: float | None = None) -> tuple:
-        """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
-        after the hands left, when more of the swing after them is in. `w_before`: the settled weight before the
-        gesture (by default the baseline's, which a decision moves on)."""
+    def _gesture_touches(self, t: float, w_after: float, w_before: float | None = None, *,
+                         to_learn: bool = False) -> tuple:
+        """The touches of the gesture being judged (touches.py): found at the first look, again once the cells have
+        read enough after them (`_touches_read`) if that look came sooner, and once more a second after the hands
+        left, when more of the swing after them is in. `w_before`: the settled weight before the gesture (by default
+        the baseline's, which a decision moves on). `to_learn`: placed afresh up to `t` for the hands to learn from,
+        without the other shapes of settling a judgment weighs (nor kept for one)."""
         if w_before is None:
             w_before = self.w0
         if not self._accel_seen or not self._cell_list or self.board0:
             return (), None, None, ()    # resting on the board before, the arm was pinned: its angle said nothing
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
         key = (self.t_disturbed, self.t_off)
-        looks = 1 if t - self.t_off < 1.0 else 2
+        looks = 2 if t - self.t_off >= 1.0 else (1 if self._touches_read(t) else 0)
         cached = self._touch_cache
-        if cached is not None and cached[0] == key and cached[1] >= looks:
+        if not to_learn and cached is not None and cached[0] == key and cached[1] >= looks:
             return cached[2]
         start = self.t_disturbed - 0.15
         traces = self._gesture_traces(start, t)
@@ -93,11 +97,23 @@ class TouchReading:
                        if len(parts) == 2 else None)
             return loc(), by_size
         found, by_size = located(self.settling.taps)
+        if to_learn:
+            return found, by_size, gesture, ()
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
         # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _touches_read(self, t: float) -> bool:
+        """Whether the cells have read enough since the hands left to place their touches well: a hand's last force
+        reaches a cell through its settling (`_settle_tail` samples), and the level after it takes TOUCH_AFTER_SAMPLES
+        more. A look at 10 SPS may come three samples after the cells saw the hands go, now that the swing is read
+        from when the hands left; the touches it places are its evidence, but learned from, the last touch placed
+        nearer the pivot taught the hands a gain of 0.89 where 0.95 was right (ours 29200000: two-player
+        look-alikes asked 2 → 5 times in 40 turns)."""
+        dt = max((c.dt for c in self._cell_list), default=0.0)
+        return t - self.t_off >= (self._settle_tail() + TOUCH_AFTER_SAMPLES) * dt
 
     def _board_push(self, gesture) -> Push | None:
         """Which way the gesture's first touch pushed the arm, when it put an arm resting free onto the board

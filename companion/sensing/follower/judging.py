@@ -136,6 +136,12 @@ class Judging:
             seen = self._seen_enough(since, ranked, m, check)
             if seen is not None:
                 verdict, last_look = seen, True
+        if verdict.decided and len(verdict.group) > 1 and not last_look and not self._touches_read(t):
+            # look-alikes only the hands tell apart are judged by touches placed once the cells have read past their
+            # settling: placed sooner they were surer than they were (foreign quiet 27706 turn 17, 0.30 s after
+            # the cells saw the hands go: E1 → E2 applied as E5 → E6 at 0.9933 on two touches at σ 45-48 mm)
+            self._next_eval = min(self._next_eval, self._touches_ready_at())
+            return
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
             self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)

@@ -112,8 +112,11 @@ class TouchReading:
         from when the hands left; the touches it places are its evidence, but learned from, the last touch placed
         nearer the pivot taught the hands a gain of 0.89 where 0.95 was right (ours 29200000: two-player
         look-alikes asked 2 → 5 times in 40 turns)."""
+        return t >= self._touches_ready_at()
+
+    def _touches_ready_at(self) -> float:
         dt = max((c.dt for c in self._cell_list), default=0.0)
-        return t - self.t_off >= (self._settle_tail() + TOUCH_AFTER_SAMPLES) * dt
+        return self.t_off + (self._settle_tail() + TOUCH_AFTER_SAMPLES) * dt
 
     def _board_push(self, gesture) -> Push | None:
         """Which way the gesture's first touch pushed the arm, when it put an arm resting free onto the board

@@ -52,3 +52,27 @@ def test_at_80_sps_the_cells_are_late_by_little_and_the_swing_start_moves_little
     for e, a in zip(events, sc.actions):
         ch = e.change
         assert a.hands_off - 0.25 <= ch.swing_from <= ch.hands_off_t
+
+
+def test_look_alikes_only_the_hands_tell_apart_wait_for_touches_placed_past_the_cells_settling():
+    """Two L pawns moved two holders along on one side change the weight and the torque alike: only the touches
+    tell which moved. Their verdict waits until the cells have read a sample past their settling after the hands (a
+    look three samples after the cells saw them go placed the touches looser than their σ said: foreign quiet 27706
+    turn 17, E1 → E2 applied as E5 → E6 at 0.9933); a move the torque names alone is decided before that."""
+    pawns = [("E3", "L"), ("E4", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=5, pawns=pawns, hands=STEADY)
+    sc.wait(3)
+    sc.move("E3", "E5", "L")        # E4 → E6 changes the weight and the torque alike
+    sc.wait(4)
+    sc.place("W6", "L")             # the torque alone names it
+    sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration(), pawns=pawns)
+    events = [e for row in sc.rows for e in f.feed(*row)]
+    assert [e.event for e in events] == ["move", "place"]
+    dt = max(c.dt for c in f._cell_list)
+    ready = (f._settle_tail() + 1) * dt
+    alike, alone = events[0].change, events[1].change
+    assert len(alike.alternatives) > 1                          # the sensors cannot tell E4 → E6 from it
+    assert events[0].t - alike.hands_off_t >= ready - 1e-9
+    assert len(alone.alternatives) == 1
+    assert events[1].t - alone.hands_off_t < ready

@@ -136,10 +136,13 @@ class Judging:
             seen = self._seen_enough(since, ranked, m, check)
             if seen is not None:
                 verdict, last_look = seen, True
-        if verdict.decided and len(verdict.group) > 1 and not last_look and not self._touches_read(t):
-            # look-alikes only the hands tell apart are judged by touches placed once the cells have read past their
-            # settling: placed sooner they were surer than they were (foreign quiet 27706 turn 17, 0.30 s after
-            # the cells saw the hands go: E1 → E2 applied as E5 → E6 at 0.9933 on two touches at σ 45-48 mm)
+        if (verdict.decided and len(verdict.group) > 1 and verdict.ranked[0].probability < self.s.decide_at
+                and not last_look and not self._touches_read(t)):
+            # look-alikes the hands tell apart only nearly are judged by touches placed once the cells have read
+            # past their settling: placed sooner they were surer than they were (foreign quiet 27706 turn 17, 0.30 s
+            # after the cells saw the hands go: E1 → E2 applied as E5 → E6 at 0.9933 on two touches at σ 45-48 mm).
+            # Touches that already set one apart beyond doubt are not waited for: most moves have a like pawn
+            # somewhere that could have made them, and waiting for each gave back the whole of the earlier look
             self._next_eval = min(self._next_eval, self._touches_ready_at())
             return
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:

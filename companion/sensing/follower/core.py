@@ -132,6 +132,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         # a move decided with touches placed before the cells had read enough after them, to learn the hands from
         # once they have (Learning._learn_hands)
         self._hands_pending: tuple | None = None
+        self._touch_frame: tuple | None = None    # (gesture key, (ω, ζ), κ, τ0, sizes) its touches were read against
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

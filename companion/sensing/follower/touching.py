@@ -68,8 +68,14 @@ class TouchReading:
                       lightest_g=min(self.geo.mass.values()))
         angle = self._angle_between(self.t_disturbed - 0.5, t)
         free = self._free_stretches(angle)
-        omega, zeta = self._swing()
-        kappa = self._kappa_for()
+        frame = self._touch_frame
+        if not (to_learn and frame is not None and frame[0] == key):
+            # the arm as it was before the move: placed again once the move is decided, its touches are still read
+            # against the swing, the stiffness and the sizes the gesture started from
+            frame = (key, self._swing(), self._kappa_for(), self.tau0,
+                     frozenset(p.size for b in self.beliefs for p in b.pawns))
+            self._touch_frame = frame
+        _, (omega, zeta), kappa, tau0, moving = frame
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
         # a load cell reads a hand's force late and spread over its settling (settling.py). The force each cell was
         # given is worked back from its readings through this table's taps, and the touches located from it against
@@ -78,12 +84,11 @@ class TouchReading:
         # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
         # wrong, a fit gone astray) the disagreement is part of their uncertainty
         gesture = Gesture(angle, ws, parts, free, dt, dict(
-            rest_before=self.tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
+            rest_before=tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
 
-        # a two-touch move lifts a pawn that is on the arm: only the sizes some account has there can have moved
-        moving = {p.size for b in self.beliefs for p in b.pawns}
+        # (a two-touch move lifts a pawn that is on the arm: only the sizes some account had there can have moved)
 
         def located(taps):
             given = _summed([sharpened(tr, taps) for tr in traces])

@@ -132,7 +132,8 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         # a move decided with touches placed before the cells had read enough after them, to learn the hands from
         # once they have (Learning._learn_hands)
         self._hands_pending: tuple | None = None
-        self._touch_frame: tuple | None = None    # (gesture key, (ω, ζ), κ, τ0, sizes) its touches were read against
+        # (gesture key, (ω, ζ), κ, τ0, sizes): the arm its touches were read against
+        self._touch_frame: tuple | None = None
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

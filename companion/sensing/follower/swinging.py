@@ -9,8 +9,9 @@ from typing import Sequence
 from companion.sensing.inference import FREQ_TEMPER, RATIO_FLOOR, TrackedPawn, inertia_of
 from companion.sensing.swing import (G_MM_S2, ArmSwing, SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing,
                                      frequency_variance, measure_swing, refine_swing)
-from companion.sensing.follower.settings import (BACK_HEAD_S, BACK_STEP_S, BACK_Z, FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL,
-                                                 ZETA_FAN, ZETA_LEARNED_REL, ZETA_RANGE, ZETA_SURE)
+from companion.sensing.follower.settings import (BACK_HEAD_S, BACK_STEP_S, BACK_Z, FAN_MAX, FAN_MAX_WIDE, FAN_STEP,
+                                                 LEARNED_REL, OMEGA_RANGE, WIDE_REL, ZETA_FAN, ZETA_LEARNED_REL,
+                                                 ZETA_RANGE, ZETA_SURE)
 
 
 class SwingReading:

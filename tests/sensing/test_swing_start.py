@@ -76,3 +76,42 @@ def test_look_alikes_only_the_hands_tell_apart_wait_for_touches_placed_past_the_
     assert events[0].t - alike.hands_off_t >= ready - 1e-9
     assert len(alone.alternatives) == 1
     assert events[1].t - alone.hands_off_t < ready
+
+
+def test_a_verdict_between_look_alikes_is_given_only_when_the_look_before_found_the_same_best(monkeypatch):
+    """Touches placed astray waver from look to look, and the first look that may judge by them can catch the wrong
+    look-alike at its height (our seed 29400000 turn 24: E2 → E1 applied as E6 → E5 at 0.9917, the best having been
+    E3 → E2 at the look before). Such a verdict is given at a look that found the same best as the one before it
+    (seed 15 here: the best changed between the last look before the touches could be placed and the first after)."""
+    from companion.sensing.follower import judging
+
+    looks = []
+    real_look, real_judge = judging.Judging._look, judging.judge
+
+    def look(self, t, since, board_state):
+        looks.append([t, None])
+        real_look(self, t, since, board_state)
+
+    def judge(ranked, m, *args, **kw):
+        verdict = real_judge(ranked, m, *args, **kw)
+        if not kw.get("final") and looks and looks[-1][1] is None:
+            looks[-1][1] = verdict
+        return verdict
+
+    monkeypatch.setattr(judging.Judging, "_look", look)
+    monkeypatch.setattr(judging, "judge", judge)
+    pawns = [("E3", "L"), ("E4", "L")]
+    sc = TableScript(MODEL, "quiet-10sps", seed=15, pawns=pawns)
+    sc.wait(3)
+    sc.move("E3", "E5", "L")        # E4 → E6 changes the weight and the torque alike
+    sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration(), pawns=pawns)
+    events = [e for row in sc.rows for e in f.feed(*row)]
+    assert [e.event for e in events] == ["move"]
+    change = events[0].change
+    assert len(change.alternatives) > 1 and change.confidence < 0.999 and not change.last_look
+    before = [v for t, v in looks if t < events[0].t - 1e-9]
+    bests = [v.ranked[0].candidate.key for v in before if v is not None and v.ranked]
+    # given once it had stood a look ...
+    assert before[-1] is not None and bests[-1] == change.best.key
+    assert len(set(bests)) > 1                                  # ... after wavering on the way

@@ -91,6 +91,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         # (t_off, when the arm began to swing free before it): the swing the cells were still too slow to see begin
         self._swung: tuple[float, float] = (-math.inf, -math.inf)
         self._steady = None     # the last-look verdict while a change is judged, and since when it has stood
+        self._alike_best = None  # (t_off, best) at the last look while a change is judged
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf
         self.last_contact_t = -math.inf

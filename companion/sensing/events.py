@@ -28,7 +28,9 @@ class Change:
     before: tuple[TrackedPawn, ...]
     after: tuple[TrackedPawn, ...]
     geometry: Geometry = field(repr=False, compare=False)
-    hands_off_t: float = 0.0
+    hands_off_t: float = 0.0             # when the cells saw the hands go
+    # when the arm began to swing free, as the accelerometer showed it (slow cells see the hands go later)
+    swing_from: float = 0.0
     # every account of the pawns the follower held just before (log weight, pawns), best first
     beliefs_before: tuple[tuple[float, tuple[TrackedPawn, ...]], ...] = field(default=(), repr=False, compare=False)
     # how sure the description of `best` is among those that leave the same pawns (a beat of like pawns and the

@@ -88,7 +88,10 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.t = -math.inf
         self.quiet_since = -math.inf
         self.t_off = -math.inf
+        # (t_off, when the arm began to swing free before it): the swing the cells were still too slow to see begin
+        self._swung: tuple[float, float] = (-math.inf, -math.inf)
         self._steady = None     # the last-look verdict while a change is judged, and since when it has stood
+        self._alike_best = None  # (t_off, best) at the last look while a change is judged
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf
         self.last_contact_t = -math.inf
@@ -127,6 +130,11 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.weighed: dict[str, list[float]] = {}   # masses of the pawns weighed as they were placed
         self._weigh_pending: tuple | None = None      # the pawn placed last, to weigh again when settled
         self._w_before_change = (0.0, 0.0, 0.0)       # the weight before the last change decided, var, when
+        # a move decided with touches placed before the cells had read enough after them, to learn the hands from
+        # once they have (Learning._learn_hands)
+        self._hands_pending: tuple | None = None
+        # (gesture key, (ω, ζ), κ, τ0, sizes): the arm its touches were read against
+        self._touch_frame: tuple | None = None
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

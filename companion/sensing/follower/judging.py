@@ -53,6 +53,8 @@ class Judging:
         elif not self._accel_seen:
             tau1, var_tau1 = 0.0, math.inf
         else:
+            if self.mode == "deciding":
+                self._find_swing_start(t)
             start = self._free_since(t)
             period = 2 * math.pi / self._swing()[0]
             periods = self.s.min_fit_periods
@@ -134,6 +136,27 @@ class Judging:
             seen = self._seen_enough(since, ranked, m, check)
             if seen is not None:
                 verdict, last_look = seen, True
+        before = self._alike_best
+        if verdict.ranked:
+            self._alike_best = (self.t_off, verdict.ranked[0].candidate.key)
+        if (verdict.decided and len(verdict.group) > 1 and verdict.ranked[0].probability < self.s.decide_at
+                and not last_look and not self._touches_read(t)):
+            # look-alikes the hands tell apart only nearly are judged by touches placed once the cells have read
+            # past their settling: placed sooner they were surer than they were (foreign quiet 27706 turn 17, 0.30 s
+            # after the cells saw the hands go: E1 → E2 applied as E5 → E6 at 0.9933 on two touches at σ 45-48 mm).
+            # Touches that already set one apart beyond doubt are not waited for: most moves have a like pawn
+            # somewhere that could have made them, and waiting for each gave back the whole of the earlier look
+            self._next_eval = min(self._next_eval, self._touches_ready_at())
+            return
+        if verdict.decided and len(verdict.group) > 1 and verdict.ranked[0].probability < self.s.decide_at \
+                and not last_look:
+            # ... and a verdict between look-alikes is given only when the look before found the same best: touches
+            # placed astray waver from look to look, and the look that waited for them could catch the wrong one at
+            # its height (our seed 29400000 turn 24: E2 → E1 read as E6 → E5, 0.67 → E3 → E2 0.72 → E6 → E5 0.87).
+            # The look before may be one that could not yet judge by the touches: a best that stood across the
+            # cells' settling is not held a look longer (holding every such verdict a look cost 0.06 s of median)
+            if before != self._alike_best:
+                return
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
             self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)
@@ -281,7 +304,7 @@ class Judging:
         after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
         change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
                         verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
-                        hands_off_t=self.t_off,
+                        hands_off_t=self.t_off, swing_from=self._swing_began(),
                         beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
                         described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
         self.changes.append(change)
@@ -360,7 +383,8 @@ class Judging:
                    + ("came to rest on the board" if board else f"{m.tau1 - m.tau0:+.0f} g·mm")
                    + " from where it was")
         change = Change(t, None, tuple(ranked[:TOP_CANDIDATES]), (), 0.0, True, m, tuple(self.pawns),
-                        tuple(self.pawns), self.geo, hands_off_t=self.t_off)
+                        tuple(self.pawns), self.geo, hands_off_t=self.t_off,
+                        swing_from=self._swing_began())
         self.changes.append(change)
         self.notice = msg
         self._settle_after(t, m, board)

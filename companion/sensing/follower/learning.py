@@ -240,9 +240,36 @@ class Learning:
 
     def _learn_hands(self, best: Candidate, m: Measurement) -> None:
         """Where the hands touched for `best`: the hands' gain and spread learn from it, and every shape of settling
-        places its touches; the best-placing shape is used from then on."""
-        self.hands.learn(touches_for(best, m), best.touch_x)
+        places its touches; the best-placing shape is used from then on. Touches a decision placed before the cells
+        had read enough after them (`_touches_read`) are placed again for this, once they have, while the arm
+        rests after the move."""
+        if self._hands_pending is not None:
+            self._learn_hands_later(self.t)
         self._drift_from_move(best, m)
+        cached = self._touch_cache
+        if (cached is not None and cached[1] == 0 and cached[2][2] is m.gesture and m.gesture is not None
+                and self.mode == "settled" and self.changes and self.changes[-1].measurement is m):
+            self._hands_pending = (best, m)
+            if self._touches_read(self.t):
+                self._learn_hands_later(self.t)
+            return
+        self._learn_touches(best, m)
+
+    def _learn_hands_later(self, t: float) -> None:
+        """Learn the hands from the move waiting for it, its touches placed from the readings up to `t`."""
+        best, m = self._hands_pending
+        self._hands_pending = None
+        cached = self._touch_cache
+        if cached is not None and cached[2][2] is m.gesture:
+            w1 = self._window_weight(t, settled_from=self.t_off)[0]
+            touches, by_size, gesture, _ = self._gesture_touches(t, w1, w_before=self._w_before_change[0],
+                                                                 to_learn=True)
+            if touches:
+                m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture)
+        self._learn_touches(best, m)
+
+    def _learn_touches(self, best: Candidate, m: Measurement) -> None:
+        self.hands.learn(touches_for(best, m), best.touch_x)
         g = m.gesture
         if g is None or not best.touch_x:
             return

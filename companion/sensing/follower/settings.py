@@ -28,6 +28,14 @@ ZETA_LEARNED_REL = 0.1   # one long swing's own ζ: about 10 %
 ZETA_FAN = (-2.5, -1.25, 0.0, 1.25, 2.5)
 ZETA_SURE = 0.03         # a damping known this well (ln σ) moves no rest worth reading across
 ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may stray from the default
+# When the hands left, as the accelerometer shows it: a slow load cell still feels a hand for a few samples after it
+# went (the foreign arm's 10 SPS cells 0.34-0.50 s), while the arm has swung free since. Each earlier start, a step at
+# a time, is kept while the readings it adds fit the free swing as well as the noise allows (χ² at 3.09σ over the
+# HEAD_S they add); the first that does not is the hand's, and one step more is left to it
+BACK_STEP_S = 0.02
+BACK_HEAD_S = 0.1
+BACK_Z = 3.09
+TOUCH_AFTER_SAMPLES = 1   # a touch is placed well once the cells have read a sample past their settling after it
 # a verdict that a longer look can no longer change is given once it has stood this long (its rest no longer moving)
 STEADY_S = 0.5
 SURE_SAID = 0.99         # a verdict this sure is applied unasked; one below it is asked about

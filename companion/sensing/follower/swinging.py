@@ -9,8 +9,9 @@ from typing import Sequence
 from companion.sensing.inference import FREQ_TEMPER, RATIO_FLOOR, TrackedPawn, inertia_of
 from companion.sensing.swing import (G_MM_S2, ArmSwing, SwingFan, SwingFit, SwingPredictor, fan_fit, fit_swing,
                                      frequency_variance, measure_swing, refine_swing)
-from companion.sensing.follower.settings import (FAN_MAX, FAN_MAX_WIDE, FAN_STEP, LEARNED_REL, OMEGA_RANGE, WIDE_REL,
-                                                 ZETA_FAN, ZETA_LEARNED_REL, ZETA_RANGE, ZETA_SURE)
+from companion.sensing.follower.settings import (BACK_HEAD_S, BACK_STEP_S, BACK_Z, FAN_MAX, FAN_MAX_WIDE, FAN_STEP,
+                                                 LEARNED_REL, OMEGA_RANGE, WIDE_REL, ZETA_FAN, ZETA_LEARNED_REL,
+                                                 ZETA_RANGE, ZETA_SURE)
 
 
 class SwingReading:
@@ -56,13 +57,62 @@ class SwingReading:
         """Since when the arm has swung free of the board: the tilt switch says exactly when it let go;
         without one, the last reading near the limit angle does (less sharply). With `before`, as it was
         then: a hand that has just pressed the arm onto the board does not cut short the swing before it."""
+        return max(self._swing_began(), self._last_contact(before) + 0.02)
+
+    def _last_contact(self, before: float | None = None) -> float:
+        """When the arm last touched the board (as it was at `before`)."""
         last = self.last_contact_t if self.tilt.seen else self.last_limit_t
         if before is not None and last > before:
             last = -math.inf
             for start, end in self._contacts:
                 if start <= before:
                     last = max(last, min(end, before))
-        return max(self.t_off, last + 0.02)
+        return last
+
+    def _swing_began(self) -> float:
+        """When the hands left, as far as the accelerometer shows (`_find_swing_start`); the cells' word otherwise."""
+        key, began = self._swung
+        return began if key == self.t_off else self.t_off
+
+    def _find_swing_start(self, t: float) -> None:
+        """How long before the cells saw the hands go the arm already swung free (BACK_STEP_S): a cell at 10 SPS
+        feels a hand's last press through its own settling for up to half a second, and the swing the
+        accelerometer read meanwhile is swing the rest is read from, not waited for."""
+        self._swung = (self.t_off, self.t_off)
+        base = self._free_since(t)
+        if base > self.t_off or not self._cell_list:
+            return      # the board held it after the hands: its swing began there (the switch says when)
+        # no further back than a cell's settling could have hidden the hand, nor past the board's last touch
+        lag = (self._settle_tail() + 3) * max(c.dt for c in self._cell_list)
+        floor = max(self.t_off - lag, self._last_contact(self.t_off) + 0.02)
+        noise2 = self.accel_noise.sigma ** 2
+        omega, zeta = self._swing()
+        head = max(1, round(BACK_HEAD_S / BACK_STEP_S))
+        fits = []
+        began = base
+        k = -1
+        while True:
+            k += 1
+            s = base - k * BACK_STEP_S
+            if s < floor:
+                break
+            got = self._angle_between(s, t)
+            fit = fit_swing([a for a, _ in got], [b for _, b in got], omega, zeta)
+            if fit is None:
+                break
+            fits.append(fit)
+            if k == 0:
+                continue
+            ref = fits[max(0, k - head)]
+            added = fit.n - ref.n
+            if added <= 0:
+                continue
+            rss = fit.rms ** 2 * max(1, fit.n - 3) - ref.rms ** 2 * max(1, ref.n - 3)
+            if rss > added * noise2 * _chi2_high(added):
+                break
+            began = s
+        # the last step kept is left to the hand: its readings may hold the hand's last light touch
+        self._swung = (self.t_off, min(base, began + BACK_STEP_S))
 
     def _swing(self, pawns: Sequence[TrackedPawn] | None = None) -> tuple[float, float]:
         """(ω, ζ) of the arm carrying `pawns` (default: the likeliest account of those on it now)."""
@@ -365,3 +415,9 @@ class SwingReading:
         spread = max(abs(s - mean) for s in recent)
         kappa = self._kappa_for() if kappa is None else kappa
         return kappa * mean, (kappa * max(spread, 3 * self.accel_noise.sigma)) ** 2
+
+
+def _chi2_high(k: int) -> float:
+    """χ²_k / k at BACK_Z σ above its mean (Wilson-Hilferty): the most k readings of a free swing may miss it by."""
+    a = 2.0 / (9.0 * k)
+    return (1.0 - a + BACK_Z * math.sqrt(a)) ** 3

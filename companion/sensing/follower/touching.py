@@ -6,6 +6,7 @@ import math
 from typing import Sequence
 
 from companion.sensing.filters import shared_runs
+from companion.sensing.follower.settings import TOUCH_AFTER_SAMPLES
 from companion.sensing.settling import Gesture, sharpened
 from companion.sensing.touches import HandSpread, Push, combined, pause_lift, released, split
 
@@ -40,19 +41,22 @@ class TouchReading:
 
     A part of ArmFollower (core.py), which holds the state these methods share."""
 
-    def _gesture_touches(self, t: float, w_after: float, w_before: float | None = None) -> tuple:
-        """The touches of the gesture being judged (touches.py): found at the first look, and once more a second
-        after the hands left, when more of the swing after them is in. `w_before`: the settled weight before the
-        gesture (by default the baseline's, which a decision moves on)."""
+    def _gesture_touches(self, t: float, w_after: float, w_before: float | None = None, *,
+                         to_learn: bool = False) -> tuple:
+        """The touches of the gesture being judged (touches.py): found at the first look, again once the cells have
+        read enough after them (`_touches_read`) if that look came sooner, and once more a second after the hands
+        left, when more of the swing after them is in. `w_before`: the settled weight before the gesture (by default
+        the baseline's, which a decision moves on). `to_learn`: placed afresh up to `t` for the hands to learn from,
+        without the other shapes of settling a judgment weighs (nor kept for one)."""
         if w_before is None:
             w_before = self.w0
         if not self._accel_seen or not self._cell_list or self.board0:
             return (), None, None, ()    # resting on the board before, the arm was pinned: its angle said nothing
         # a gesture's pause can look like the hands leaving: once they come back, its touches are found afresh
         key = (self.t_disturbed, self.t_off)
-        looks = 1 if t - self.t_off < 1.0 else 2
+        looks = 2 if t - self.t_off >= 1.0 else (1 if self._touches_read(t) else 0)
         cached = self._touch_cache
-        if cached is not None and cached[0] == key and cached[1] >= looks:
+        if not to_learn and cached is not None and cached[0] == key and cached[1] >= looks:
             return cached[2]
         start = self.t_disturbed - 0.15
         traces = self._gesture_traces(start, t)
@@ -64,8 +68,14 @@ class TouchReading:
                       lightest_g=min(self.geo.mass.values()))
         angle = self._angle_between(self.t_disturbed - 0.5, t)
         free = self._free_stretches(angle)
-        omega, zeta = self._swing()
-        kappa = self._kappa_for()
+        frame = self._touch_frame
+        if not (to_learn and frame is not None and frame[0] == key):
+            # the arm as it was before the move: placed again once the move is decided, its touches are still read
+            # against the swing, the stiffness and the sizes the gesture started from
+            frame = (key, self._swing(), self._kappa_for(), self.tau0,
+                     frozenset(p.size for b in self.beliefs for p in b.pawns))
+            self._touch_frame = frame
+        _, (omega, zeta), kappa, tau0, moving = frame
         dt = sum(c.dt for c in self._cell_list) / len(self._cell_list)
         # a load cell reads a hand's force late and spread over its settling (settling.py). The force each cell was
         # given is worked back from its readings through this table's taps, and the touches located from it against
@@ -74,12 +84,11 @@ class TouchReading:
         # working back but loses each stretch's start — and where the two disagree by more than 3σ (taps learned
         # wrong, a fit gone astray) the disagreement is part of their uncertainty
         gesture = Gesture(angle, ws, parts, free, dt, dict(
-            rest_before=self.tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
+            rest_before=tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
 
-        # a two-touch move lifts a pawn that is on the arm: only the sizes some account has there can have moved
-        moving = {p.size for b in self.beliefs for p in b.pawns}
+        # (a two-touch move lifts a pawn that is on the arm: only the sizes some account had there can have moved)
 
         def located(taps):
             given = _summed([sharpened(tr, taps) for tr in traces])
@@ -93,11 +102,26 @@ class TouchReading:
                        if len(parts) == 2 else None)
             return loc(), by_size
         found, by_size = located(self.settling.taps)
+        if to_learn:
+            return found, by_size, gesture, ()
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
         # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
+
+    def _touches_read(self, t: float) -> bool:
+        """Whether the cells have read enough since the hands left to place their touches well: a hand's last force
+        reaches a cell through its settling (`_settle_tail` samples), and the level after it takes TOUCH_AFTER_SAMPLES
+        more. A look at 10 SPS may come three samples after the cells saw the hands go, now that the swing is read
+        from when the hands left; the touches it places are its evidence, but learned from, the last touch placed
+        nearer the pivot taught the hands a gain of 0.89 where 0.95 was right (ours 29200000: two-player
+        look-alikes asked 2 → 5 times in 40 turns)."""
+        return t >= self._touches_ready_at()
+
+    def _touches_ready_at(self) -> float:
+        dt = max((c.dt for c in self._cell_list), default=0.0)
+        return self.t_off + (self._settle_tail() + TOUCH_AFTER_SAMPLES) * dt
 
     def _board_push(self, gesture) -> Push | None:
         """Which way the gesture's first touch pushed the arm, when it put an arm resting free onto the board

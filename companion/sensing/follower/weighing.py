@@ -118,6 +118,9 @@ class Weighing:
             self._next_eval = now
 
     def _disturbed(self, ts: float) -> None:
+        if self._hands_pending is not None and self.mode == "settled":
+            # a hand again: the touches of the move before are located from all the cells read before it
+            self._learn_hands_later(ts - 1e-6)
         if self.mode == "deciding":
             # a hand again: the quiet spell before it was a settled state, so judge it with what it gave
             self._decide_interrupted(ts)
@@ -223,6 +226,8 @@ class Weighing:
                 self.tau0, self.var_tau0 = self._no_angle()
 
     def _settled_tick(self, t: float) -> None:
+        if self._hands_pending is not None and self._touches_read(t):
+            self._learn_hands_later(t)
         board, ready = self._board(t)
         if self.board_reported is None:
             if ready:

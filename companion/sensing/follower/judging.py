@@ -139,8 +139,9 @@ class Judging:
         before = self._alike_best
         if verdict.ranked:
             self._alike_best = (self.t_off, verdict.ranked[0].candidate.key)
-        if (verdict.decided and len(verdict.group) > 1 and verdict.ranked[0].probability < self.s.decide_at
-                and not last_look and not self._touches_read(t)):
+        among_alikes = (verdict.decided and len(verdict.group) > 1 and not last_look
+                        and verdict.ranked[0].probability < self.s.decide_at)
+        if among_alikes and not self._touches_read(t):
             # look-alikes the hands tell apart only nearly are judged by touches placed once the cells have read
             # past their settling: placed sooner they were surer than they were (foreign quiet 27706 turn 17, 0.30 s
             # after the cells saw the hands go: E1 → E2 applied as E5 → E6 at 0.9933 on two touches at σ 45-48 mm).
@@ -148,15 +149,13 @@ class Judging:
             # somewhere that could have made them, and waiting for each gave back the whole of the earlier look
             self._next_eval = min(self._next_eval, self._touches_ready_at())
             return
-        if verdict.decided and len(verdict.group) > 1 and verdict.ranked[0].probability < self.s.decide_at \
-                and not last_look:
+        if among_alikes and before != self._alike_best:
             # ... and a verdict between look-alikes is given only when the look before found the same best: touches
             # placed astray waver from look to look, and the look that waited for them could catch the wrong one at
             # its height (our seed 29400000 turn 24: E2 → E1 read as E6 → E5, 0.67 → E3 → E2 0.72 → E6 → E5 0.87).
             # The look before may be one that could not yet judge by the touches: a best that stood across the
             # cells' settling is not held a look longer (holding every such verdict a look cost 0.06 s of median)
-            if before != self._alike_best:
-                return
+            return
         if verdict.decided and _lighter(verdict.ranked[0].candidate) and since < self.s.remove_hold_s:
             # ... and so does the hold on a pawn taken off (a tick is 0.1 s: a tenth of the hold)
             self._next_eval = min(self._next_eval, self.t_off + self.s.remove_hold_s)

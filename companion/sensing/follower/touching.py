@@ -71,7 +71,8 @@ class TouchReading:
         frame = self._touch_frame
         if not (to_learn and frame is not None and frame[0] == key):
             # the arm as it was before the move: placed again once the move is decided, its touches are still read
-            # against the swing, the stiffness and the sizes the gesture started from
+            # against the swing, the stiffness and the sizes the gesture started from (a two-touch move lifts a pawn
+            # that is on the arm: only the sizes some account had there can have moved)
             frame = (key, self._swing(), self._kappa_for(), self.tau0,
                      frozenset(p.size for b in self.beliefs for p in b.pawns))
             self._touch_frame = frame
@@ -87,8 +88,6 @@ class TouchReading:
             rest_before=tau0 / kappa, w_before=w_before, w_after=w_after, kappa=kappa, omega=omega,
             zeta=zeta, noise=self.accel_noise.sigma))
         timing = self.settling.timing()
-
-        # (a two-touch move lifts a pawn that is on the arm: only the sizes some account had there can have moved)
 
         def located(taps):
             given = _summed([sharpened(tr, taps) for tr in traces])

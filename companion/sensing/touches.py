@@ -469,9 +469,10 @@ class HandSpread:
 
     A miss is c²σ² + spread² wide, except now and then a gesture is located astray (a pause between touches the
     cells blurred, a fit that found another minimum): a share of the misses, learned, is taken as that much wider
-    again (ASTRAY_MM; learned touch by touch, judged in `loglik` as the whole gesture shifted). They then neither widen the spread for every touch nor go unnoticed: a table whose touches
-    mostly land within a few mm is judged by that, however far its few strays went. Each (scale; spread and astray
-    share) is the most likely over the touches, the two last by expectation-maximisation."""
+    again (ASTRAY_MM; learned touch by touch, judged in `loglik` as the whole gesture shifted). They then neither
+    widen the spread for every touch nor go unnoticed: a table whose touches mostly land within a few mm is judged
+    by that, however far its few strays went. Each (scale; spread and astray share) is the most likely over the
+    touches, the two last by expectation-maximisation."""
 
     PRIOR_MM = 12.0
     PRIOR_N = 3.0
@@ -720,10 +721,11 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     further ASTRAY_MM or so (every touch the same way), so a gesture found far off costs what a stray costs at this
     table — not the Gaussian tail of a scale learned from the tidy ones. (Shifted touch by touch instead, two
     touches found 37 mm short together cost the holders they missed twice over, and E2 → E1 was applied as E3 → E2
-    at 0.9905: foreign quiet 29712 turn 32. On the foreign quiet games the two touches of a move missed together:
-    their mean 1.1 % of the time beyond 3σ of its modelled spread, their difference never.) And a share `lost` of touches are placed nowhere near any hand, each
-    alone (uniform over `span_mm`, never denser than its own Gaussian at its peak, as `fragments` takes a stray
-    piece): a gesture with one such touch is judged by its others, not by which holder the lost one fell nearer.
+    at 0.9905: foreign quiet 29712 turn 32. The two touches of a move miss together: their mean beyond 3σ of its
+    modelled spread on 1.1 % of foreign quiet moves and 2.5 % of ours at 10 SPS, their difference on none.) And a
+    share `lost` of touches are placed nowhere near any hand, each alone (uniform over `span_mm`, never denser than
+    its own Gaussian at its peak, as `fragments` takes a stray piece): a gesture with one such touch is judged by
+    its others, not by which holder the lost one fell nearer.
     (Ours, 10 SPS, session 28300006 turn 51: W6 → W7 read as W2 → W3 at 0.9988 because the put-down, pressed
     onto the board, was placed at +14 ± 13 mm: 71 mm from W3, 147 from W7; the lift at −94 ± 22 said W6.)"""
     if not touches or not expected:
@@ -872,7 +874,8 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
 
 
 def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float | TouchScale,
-                  wider_mm2: float, skip: int | None = None, *, shared: bool = False) -> tuple[float, int, float] | None:
+                  wider_mm2: float, skip: int | None = None, *, shared: bool = False
+                  ) -> tuple[float, int, float] | None:
     """(squared Mahalanobis distance, touches placed, log-determinant of their covariance) of as many touches as
     expected, each touch's variance `wider_mm2` wider (by a shift common to all of them when `shared`), leaving out
     touch `skip`; None when none was placed."""

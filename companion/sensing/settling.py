@@ -36,6 +36,11 @@ from typing import Sequence
 from companion.sensing.touches import MODEL_INFLATION, HandSpread, Touch, locate_each
 
 
+# the most sample periods of one hole in a cell's readings given forces of their own (a glitch drops one; a cell
+# silent for longer has stopped, and a longer gap is worked back across as it is)
+MAX_HOLE = 4
+
+
 def _decaying(n: int, power: float) -> tuple[float, ...]:
     w = [(1.0 - m / n) ** power for m in range(n)]
     total = sum(w)
@@ -326,22 +331,44 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     reading k = Σ taps[m] · f[k − m] (before the first sample, the first reading: the arm at rest), found by least
     squares with a little weight (`smooth`) on f's steps from sample to sample — a shape whose taps hide a pattern
     (a hump cannot see values alternating from sample to sample) then leaves it flat rather than wild."""
-    n = len(samples)
-    if n == 0 or len(taps) == 1:
-        return [(t, v / taps[0]) for t, v in samples] if n else []
+    if not samples or len(taps) == 1:
+        return [(t, v / taps[0]) for t, v in samples] if samples else []
+    # a reading lost (a glitch word dropped) leaves a hole the taps' count of samples would slide over: every
+    # reading after it would be worked back against the wrong ones before it (foreign quiet 29501 turn 11: one
+    # cell's word lost at the top of a lift, both touches placed 75-90 mm nearer the pivot at σ 15-18 mm). A hole
+    # gets a force of its own, and no reading: only the smoothing and the readings after it say what it was
+    grid, holes = _holes_filled(samples)
+    n = len(grid)
     w = tuple(taps)
     band = len(w)
     rest = samples[0][1]
+    lost = set(holes)
     # normal equations (AᵀA + smooth·DᵀD) f = Aᵀ(y − b), banded: row k of A has w[m] at column k − m. The
     # matrix depends only on the taps and the length, and its factor is mostly the same for every length
     rhs = [0.0] * n
-    for k, (_, y) in enumerate(samples):
+    for k, (_, y) in enumerate(grid):
+        if k in lost:
+            continue
         known = sum(w[m] for m in range(band) if k - m < 0) * rest
         r = y - known
         for m in range(min(band, k + 1)):
             rhs[k - m] += w[m] * r
     rhs[0] += smooth * rest
     low = _sharpening_factor(n, w, smooth)
+    if holes:
+        # the lost readings' terms taken out of AᵀA: the factor's rows before the first row they touch stand
+        low = low[:max(0, holes[0] - band + 1)]
+        first = max(0, len(low) - band)
+        normal = [_normal_row(j, n, w, smooth, lost) for j in range(first, n)]
+        for i in range(len(low), n):
+            low.append(_factor_row(i, low, lambda j: normal[j - first], band))
+    f = _banded_solve(low, rhs, band)
+    return [(t, v) for k, ((t, _), v) in enumerate(zip(grid, f)) if k not in lost]
+
+
+def _banded_solve(low: list[list[float]], rhs: Sequence[float], band: int) -> list[float]:
+    """x with L·Lᵀ·x = rhs, L the banded factor `_sharpening_factor` gives."""
+    n = len(rhs)
     z = [0.0] * n
     for i in range(n):
         s = rhs[i] - sum(low[i][d] * z[i - d] for d in range(1, min(band, i + 1)))
@@ -350,7 +377,28 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     for i in range(n - 1, -1, -1):
         s = z[i] - sum(low[i + d][d] * f[i + d] for d in range(1, band) if i + d < n)
         f[i] = s / low[i][0]
-    return [(t, v) for (t, _), v in zip(samples, f)]
+    return f
+
+
+def _holes_filled(samples: Sequence[tuple[float, float]]) -> tuple[list[tuple[float, float]], list[int]]:
+    """`samples` with a sample time put back wherever one period or more is missing (the period: the median step
+    between readings; its value on the line between its neighbours), and where the put-back ones are."""
+    if len(samples) < 3:
+        return list(samples), []
+    steps = sorted(b[0] - a[0] for a, b in zip(samples, samples[1:]))
+    dt = steps[len(steps) // 2]
+    if dt <= 0:
+        return list(samples), []
+    out, holes = [samples[0]], []
+    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+        # (bounded: a cell silent for longer than MAX_HOLE periods is not worked back across as one trace)
+        missing = min(round((t1 - t0) / dt) - 1, MAX_HOLE)
+        for j in range(1, missing + 1):
+            u = j / (missing + 1)
+            holes.append(len(out))
+            out.append((t0 + (t1 - t0) * u, v0 + (v1 - v0) * u))
+        out.append((t1, v1))
+    return out, holes
 
 
 def _sharpening_factor(n: int, w: tuple[float, ...], smooth: float) -> list[list[float]]:
@@ -384,9 +432,10 @@ _FACTOR_SHAPES = 16
 _FACTOR_ROWS = 20000        # a gesture longer than this (minutes at 80 SPS) is factored afresh, not kept
 
 
-def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float) -> list[float]:
+def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float, lost: frozenset | set = frozenset()
+                ) -> list[float]:
     """Row i of AᵀA + smooth·DᵀD for n samples (n infinite: a row far from the end), M[i][i + d] at d, each sum in
-    the order of A's rows."""
+    the order of A's rows; without the rows of A whose readings were `lost`."""
     band = len(w)
     row = [0.0] * band
     for d in range(band):
@@ -394,6 +443,8 @@ def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float) -> list[f
         for m in range(d, band):
             if i + m > n - 1:
                 break
+            if i + m in lost:
+                continue
             acc += w[m] * w[m - d]
         row[d] = acc
     if i + 1 < n:

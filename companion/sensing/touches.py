@@ -48,7 +48,10 @@ WEAK_CHECK_SHARE = 0.7
 # share of the pieces of a gesture found in more pieces than its touches, anywhere along the arm's span
 STRAY_SHARE = 0.1
 SPAN_MM = 300.0
-ASTRAY_MM = 40.0            # how much wider than the rest a gesture located astray misses (HandSpread learns its share)
+# how far a gesture located astray misses, beyond the rest (HandSpread learns its share): every touch of it by the
+# same shift, since what sends a gesture astray (the swing's frequency, the arm's stiffness or the moment the hands
+# left read a little off) is shared by all its touches
+ASTRAY_MM = 40.0
 # the share of touches whose place the fit got wrong altogether (a free swing too short or too disturbed to place
 # it: it lands anywhere along the arm's span), each alone: the other touches of the gesture still say where
 LOST_SHARE = 0.01
@@ -466,9 +469,10 @@ class HandSpread:
 
     A miss is c²σ² + spread² wide, except now and then a gesture is located astray (a pause between touches the
     cells blurred, a fit that found another minimum): a share of the misses, learned, is taken as that much wider
-    again (ASTRAY_MM). They then neither widen the spread for every touch nor go unnoticed: a table whose touches
-    mostly land within a few mm is judged by that, however far its few strays went. Each (scale; spread and astray
-    share) is the most likely over the touches, the two last by expectation-maximisation."""
+    again (ASTRAY_MM; learned touch by touch, judged in `loglik` as the whole gesture shifted). They then neither
+    widen the spread for every touch nor go unnoticed: a table whose touches mostly land within a few mm is judged
+    by that, however far its few strays went. Each (scale; spread and astray share) is the most likely over the
+    touches, the two last by expectation-maximisation."""
 
     PRIOR_MM = 12.0
     PRIOR_N = 3.0
@@ -713,11 +717,15 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     a place fitted to two touches at once is neither's. More touches than expected are one touch found in pieces
     (a hand that pressed twice to seat a pawn, a dip in a noisy press): they cost `pieces`, and `fragments`
     judges where each piece fell. As many as expected are judged as the hands were learned
-    (`HandSpread`): most gestures located at their scaled σ, a share `astray` of them located that much wider
-    again (ASTRAY_MM), so a gesture found far off costs what a stray costs at this table — not the Gaussian tail
-    of a scale learned from the tidy ones. And a share `lost` of touches are placed nowhere near any hand, each
-    alone (uniform over `span_mm`, never denser than its own Gaussian at its peak, as `fragments` takes a stray
-    piece): a gesture with one such touch is judged by its others, not by which holder the lost one fell nearer.
+    (`HandSpread`): most gestures located at their scaled σ, a share `astray` of them shifted as a whole by a
+    further ASTRAY_MM or so (every touch the same way), so a gesture found far off costs what a stray costs at this
+    table — not the Gaussian tail of a scale learned from the tidy ones. (Shifted touch by touch instead, two
+    touches found 37 mm short together cost the holders they missed twice over, and E2 → E1 was applied as E3 → E2
+    at 0.9905: foreign quiet 29712 turn 32. The two touches of a move miss together: their mean beyond 3σ of its
+    modelled spread on 1.1 % of foreign quiet moves and 2.5 % of ours at 10 SPS, their difference on none.) And a
+    share `lost` of touches are placed nowhere near any hand, each alone (uniform over `span_mm`, never denser than
+    its own Gaussian at its peak, as `fragments` takes a stray piece): a gesture with one such touch is judged by
+    its others, not by which holder the lost one fell nearer.
     (Ours, 10 SPS, session 28300006 turn 51: W6 → W7 read as W2 → W3 at 0.9988 because the put-down, pressed
     onto the board, was placed at +14 ± 13 mm: 71 mm from W3, 147 from W7; the lift at −94 ± 22 said W6.)"""
     if not touches or not expected:
@@ -732,7 +740,7 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     d2, placed, logdet = near
     ll = -0.5 * d2
     if astray > 0.0:
-        far = _joint_misfit(touches, expected, jitter_mm, scale, ASTRAY_MM ** 2)
+        far = _joint_misfit(touches, expected, jitter_mm, scale, ASTRAY_MM ** 2, shared=True)
         if far is not None:
             # on the same scale (0: every touch where expected, located as the tidy gestures are)
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
@@ -866,9 +874,11 @@ def misfit(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
 
 
 def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm: float, scale: float | TouchScale,
-                  wider_mm2: float, skip: int | None = None) -> tuple[float, int, float] | None:
+                  wider_mm2: float, skip: int | None = None, *, shared: bool = False
+                  ) -> tuple[float, int, float] | None:
     """(squared Mahalanobis distance, touches placed, log-determinant of their covariance) of as many touches as
-    expected, each touch's variance `wider_mm2` wider, leaving out touch `skip`; None when none was placed."""
+    expected, each touch's variance `wider_mm2` wider (by a shift common to all of them when `shared`), leaving out
+    touch `skip`; None when none was placed."""
     idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma) and i != skip]
     if not idx:
         return None
@@ -879,7 +889,8 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
         if len(touches[i].cov) == len(touches):
             return touches[i].cov[j]
         return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 + wider_mm2 if i == j else 0.0) for j in idx] for i in idx]
+    c = [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) + (wider_mm2 if shared or i == j else 0.0)
+          for j in idx] for i in idx]
     solved = solve_symmetric(c, r)
     if solved is None:
         return None

@@ -157,6 +157,10 @@ def score(model: Model, actions: Sequence[Action], events: Sequence[ArmEvent]) -
             # the net change is what is scored here: a description in doubt (a beat of like pawns or the mover's
             # removal, which leave the same pawns) flags the event, not the pawns it leaves
             o.flagged = any(e.change.ambiguous if e.change is not None else e.ambiguous for e in changes)
+            # "nothing changed, not surely" after hands that took or left weight is a doubt the game is told of (it
+            # asks when a move is due): the change was not claimed sure (our seed 30100001 at 185.95 s, a move that
+            # tipped the arm, judged "nothing" at 0.54 with the moves as alternatives, was counted as not flagged)
+            o.flagged = o.flagged or any(e.event == "unsure" for e in mine)
         else:
             o.false_events += len(changes)
         o.missed_tip = want_tip and not tips

@@ -62,3 +62,20 @@ def test_a_change_decided_after_the_next_hand_came_is_scored_against_its_own_act
     assert early == 0
     assert [o.exact for o in outcomes] == [True, True]
     assert [len(o.reported) for o in outcomes] == [1, 1]
+
+
+def test_a_change_reported_as_unsure_is_flagged_not_claimed():
+    # "nothing changed, not surely" after hands that took or left weight: the game is told, and asks when a move is
+    # due; for a move the sensors cannot tell from another, that doubt is the flag the scorer wants
+    from companion.sensing.events import ArmEvent
+
+    alike = action([("E1", "L"), ("E2", "M")], [("E4", "L"), ("E2", "M")], size="L", from_holder="E1",
+                   to_holder="E4")
+    outcomes, _ = score(MODEL, [alike], [ArmEvent(1.5, "unsure", confidence=0.54, ambiguous=True)])
+    assert outcomes[0].changed and outcomes[0].same and outcomes[0].flagged and not outcomes[0].exact
+    s = Summary()
+    s.add(outcomes, 0)
+    assert s.row()["flagged_pct"] == 100.0
+    # ... and with nothing reported at all, it is not
+    outcomes, _ = score(MODEL, [alike], [])
+    assert not outcomes[0].flagged

@@ -382,7 +382,8 @@ def _banded_solve(low: list[list[float]], rhs: Sequence[float], band: int) -> li
 
 def _holes_filled(samples: Sequence[tuple[float, float]]) -> tuple[list[tuple[float, float]], list[int]]:
     """`samples` with a sample time put back wherever one period or more is missing (the period: the median step
-    between readings; its value on the line between its neighbours), and where the put-back ones are."""
+    between readings), and where the put-back ones are. A put-back sample has no reading (its value is NaN, and
+    `sharpened` reads none there)."""
     if len(samples) < 3:
         return list(samples), []
     steps = sorted(b[0] - a[0] for a, b in zip(samples, samples[1:]))
@@ -390,13 +391,12 @@ def _holes_filled(samples: Sequence[tuple[float, float]]) -> tuple[list[tuple[fl
     if dt <= 0:
         return list(samples), []
     out, holes = [samples[0]], []
-    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+    for (t0, _), (t1, v1) in zip(samples, samples[1:]):
         # (bounded: a cell silent for longer than MAX_HOLE periods is not worked back across as one trace)
         missing = min(round((t1 - t0) / dt) - 1, MAX_HOLE)
         for j in range(1, missing + 1):
-            u = j / (missing + 1)
             holes.append(len(out))
-            out.append((t0 + (t1 - t0) * u, v0 + (v1 - v0) * u))
+            out.append((t0 + (t1 - t0) * j / (missing + 1), math.nan))
         out.append((t1, v1))
     return out, holes
 

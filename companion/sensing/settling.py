@@ -362,7 +362,10 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
         start = max(0, holes[0] - band + 1)
         low = low[:start] + [list(row) for row in low[start:]]     # the rows before are the shared cache's
         for h in holes:
-            _downdated(low, [w[h - k] if 0 <= h - k < band else 0.0 for k in range(n)], max(0, h - band + 1))
+            a = [0.0] * n                                           # reading h's row of A
+            for m in range(min(band, h + 1)):
+                a[h - m] = w[m]
+            _downdated(low, a, max(0, h - band + 1))
     f = _banded_solve(low, rhs, band)
     return [(t, v) for k, ((t, _), v) in enumerate(zip(grid, f)) if k not in lost]
 

@@ -356,14 +356,34 @@ def sharpened(samples: Sequence[tuple[float, float]], taps: Sequence[float], *, 
     rhs[0] += smooth * rest
     low = _sharpening_factor(n, w, smooth)
     if holes:
-        # the lost readings' terms taken out of AᵀA: the factor's rows before the first row they touch stand
-        low = low[:max(0, holes[0] - band + 1)]
-        first = max(0, len(low) - band)
-        normal = [_normal_row(j, n, w, smooth, lost) for j in range(first, n)]
-        for i in range(len(low), n):
-            low.append(_factor_row(i, low, lambda j: normal[j - first], band))
+        # each lost reading's row of A taken out of AᵀA by a rank-one downdate of the factor: the rows before the
+        # first it touches stand, and each row after changes by one pass over the band (factoring them again cost
+        # band² a row: a fifth of the headroom at 80 SPS, where most gesture windows hold one lost word)
+        start = max(0, holes[0] - band + 1)
+        low = low[:start] + [list(row) for row in low[start:]]     # the rows before are the shared cache's
+        for h in holes:
+            a = [0.0] * n                                           # reading h's row of A
+            for m in range(min(band, h + 1)):
+                a[h - m] = w[m]
+            _downdated(low, a, max(0, h - band + 1))
     f = _banded_solve(low, rhs, band)
     return [(t, v) for k, ((t, _), v) in enumerate(zip(grid, f)) if k not in lost]
+
+
+def _downdated(low: list[list[float]], a: list[float], first: int) -> None:
+    """`low` (as `_sharpening_factor` keeps it) made the factor of L·Lᵀ − a·aᵀ in place, `a` zero before `first`
+    (and spent): the usual rotations of a Cholesky downdate, column by column, each touching only the band below."""
+    n, band = len(low), len(low[0])
+    for k in range(first, n):
+        lkk, ak = low[k][0], a[k]
+        r = math.sqrt(max(lkk * lkk - ak * ak, 1e-12))
+        c, s = r / lkk, ak / lkk
+        low[k][0] = r
+        for d in range(1, min(band, n - k)):
+            row = low[k + d]
+            new = (row[d] - s * a[k + d]) / c
+            a[k + d] = c * a[k + d] - s * new
+            row[d] = new
 
 
 def _banded_solve(low: list[list[float]], rhs: Sequence[float], band: int) -> list[float]:
@@ -432,10 +452,9 @@ _FACTOR_SHAPES = 16
 _FACTOR_ROWS = 20000        # a gesture longer than this (minutes at 80 SPS) is factored afresh, not kept
 
 
-def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float, lost: frozenset | set = frozenset()
-                ) -> list[float]:
+def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float) -> list[float]:
     """Row i of AᵀA + smooth·DᵀD for n samples (n infinite: a row far from the end), M[i][i + d] at d, each sum in
-    the order of A's rows; without the rows of A whose readings were `lost`."""
+    the order of A's rows."""
     band = len(w)
     row = [0.0] * band
     for d in range(band):
@@ -443,8 +462,6 @@ def _normal_row(i: int, n: float, w: tuple[float, ...], smooth: float, lost: fro
         for m in range(d, band):
             if i + m > n - 1:
                 break
-            if i + m in lost:
-                continue
             acc += w[m] * w[m - d]
         row[d] = acc
     if i + 1 < n:

@@ -325,11 +325,14 @@ def test_cells_sharing_a_gesture_share_the_sharpening_but_not_each_others_readin
         assert all(abs(x - y) < 1.0 for x, (_, y) in zip(again, read))
 
 
-def _factor_afresh(n, w, smooth):
-    # the banded Cholesky of sharpened's normal equations, built whole for this length as it first was
+def _factor_afresh(n, w, smooth, lost=()):
+    # the banded Cholesky of sharpened's normal equations, built whole for this length as it first was (without
+    # the readings `lost`)
     band = len(w)
     diag = [[0.0] * band for _ in range(n)]
     for k in range(n):
+        if k in lost:
+            continue
         cols = [(k - m, w[m]) for m in range(band) if k - m >= 0]
         for i, a in cols:
             for j, b in cols:
@@ -359,6 +362,26 @@ def test_the_sharpening_factor_kept_across_lengths_is_the_factor_built_afresh_to
     w = tuple(x / sum(weights) for x in weights)
     for n in lengths:        # longer and shorter gestures in any order, one shape
         assert _sharpening_factor(n, w, 0.001) == _factor_afresh(n, w, 0.001)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=6), st.integers(8, 120), st.data())
+def test_lost_readings_taken_out_of_the_kept_factor_give_the_factor_built_without_them(weights, n, data):
+    """The downdate `sharpened` does for each lost reading is the factor of the normal equations without that
+    reading's row, as if built afresh (to rounding), and it leaves the rows every length shares untouched."""
+    from companion.sensing.settling import _downdated, _sharpening_factor
+    w = tuple(x / sum(weights) for x in weights)
+    band = len(w)
+    start = data.draw(st.integers(1, n - 2))
+    lost = sorted(set(data.draw(st.lists(st.integers(start, min(n - 2, start + 3)), min_size=1, max_size=4))))
+    low = [list(row) for row in _sharpening_factor(n, w, 0.001)]
+    for h in lost:
+        _downdated(low, [w[h - k] if 0 <= h - k < band else 0.0 for k in range(n)], max(0, h - band + 1))
+    want = _factor_afresh(n, w, 0.001, set(lost))
+    assert all(abs(x - y) <= 1e-9 * max(1.0, abs(y)) for a, b in zip(low, want) for x, y in zip(a, b))
+    samples = [(k * 0.1, 40.0 + k % 7) for k in range(n + len(lost)) if k not in lost]
+    sharpened(samples, w)
+    assert _sharpening_factor(n + len(lost), w, 0.001) == _factor_afresh(n + len(lost), w, 0.001)
 
 
 def test_followers_in_several_threads_share_the_sharpening_rows_without_mixing_them_up():

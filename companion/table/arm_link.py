@@ -55,6 +55,7 @@ class ArmLink:
         self.host = host
         self.model = model
         self.follower = follower
+        follower.game_takes = self._game_takes
         self._lock = lock if lock is not None else threading.RLock()
         self.time = time if time is not None else TableTime()
         # the changes themselves, not their ids: a forgotten change's id can be reused by a new one
@@ -163,6 +164,7 @@ class ArmLink:
         with self._lock:
             old = self.follower
             self.follower = resume(self.model, old.cal, memory, settings=old.s)
+            self.follower.game_takes = self._game_takes
             self._restarted_at = self.time.last
             self._seen.clear()
             self.question = None
@@ -255,6 +257,20 @@ class ArmLink:
             self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))
+
+    def _game_takes(self, change, sure: float) -> bool:
+        """Whether the game would apply a move for `change` now, were it decided (the follower asks while it is still
+        judging, with the bar it decides early at: `sure`): the turn's move is due, and one legal move fits the
+        readings that surely, and as well as `_on_event` wants."""
+        if (self.host.game != "balance_duels" or self.question is not None or self._pending is not None
+                or self._expect is not None or self._players_move is not None or self.clearing):
+            return False
+        state = self.host.state
+        if state.over or state.roll is None:
+            return False
+        legal = self._legal_on_arm(state)
+        return bool(legal) and chosen_move(match_moves(change, legal), threshold=max(SURE, sure),
+                                           well_d2=self._well(change, self._last_t)) is not None
 
     def _legal_on_arm(self, state) -> list[dict]:
         """The legal moves for the roll that change the arm (placements and advances)."""

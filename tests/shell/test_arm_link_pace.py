@@ -324,3 +324,30 @@ def test_a_probably_nothing_with_no_move_due_or_none_fitting_says_nothing():
     far = replace(event.change.measurement, tau1=event.change.measurement.tau0 + 2000.0, fan=None)
     link._on_event(replace(event, change=replace(event.change, measurement=far)))   # no legal move fits: nothing
     assert host.actions == [] and link.question is None
+
+
+def test_the_follower_asks_the_game_whether_it_would_take_a_change_only_when_a_move_is_due():
+    """A change still being judged is decided early when the game would apply a legal move for it at the
+    follower's early bar (tests/sensing/test_game_takes.py); the game says so only while the turn's move is due
+    and nothing else is in the way — and every follower the link starts afresh asks it too."""
+    host, link, script = table(3, "medium-10sps", FollowerSettings())
+    assert link.follower.game_takes == link._game_takes
+    alone = ArmFollower(MODEL, script.calibration(), pawns=host.state.on_arm())
+    script.place("E3", "L")
+    script.wait(5.0)
+    for row in script.rows:
+        alone.feed(*row)
+    change = alone.changes[-1]
+    assert change.best.holder == "E3"
+    assert link._game_takes(change, 0.999)
+    assert not link._game_takes(change, 1.01)          # a bar no reading meets
+    link.question = {"text": "Which move was made?", "options": []}
+    assert not link._game_takes(change, 0.999)
+    link.question = None
+    host.state = bd.act(MODEL, bd.new_game(MODEL, 2, tip_judge="table"), {"type": "roll", "value": 5})
+    assert not link._game_takes(change, 0.999)           # placing in E3 is not legal on a 5
+    host.state = bd.new_game(MODEL, 2, tip_judge="table")
+    assert not link._game_takes(change, 0.999)           # no roll yet: no move is due
+    from companion.sensing.memory import memory_of
+    link.restart(memory_of(link.follower))
+    assert link.follower.game_takes == link._game_takes

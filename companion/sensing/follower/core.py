@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.calibration import ArmCalibration
@@ -92,6 +92,11 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self._swung: tuple[float, float] = (-math.inf, -math.inf)
         self._steady = None     # the last-look verdict while a change is judged, and since when it has stood
         self._alike_best = None  # (t_off, best) at the last look while a change is judged
+        # the game's word on a change still being judged (ArmLink): whether it would apply a move for it now, at a
+        # bar (the one this follower decides early at). A look-alike the sensors alone cannot yet settle is often
+        # one the roll settles (an L moved 2 and an M moved 3 swing alike for a second), and the players are not
+        # kept waiting for what the game already knows
+        self.game_takes: Callable[[Change, float], bool] | None = None
         self.t_disturbed = -math.inf
         self.last_limit_t = -math.inf
         self.last_contact_t = -math.inf

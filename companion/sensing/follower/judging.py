@@ -136,6 +136,8 @@ class Judging:
             seen = self._seen_enough(since, ranked, m, check)
             if seen is not None:
                 verdict, last_look = seen, True
+            elif self.game_takes is not None:
+                verdict = self._as_the_game_takes(t, ranked, m, check) or verdict
         before = self._alike_best
         if verdict.ranked:
             self._alike_best = (self.t_off, verdict.ranked[0].candidate.key)
@@ -195,6 +197,15 @@ class Judging:
         if not looked_enough(ranked, m, self.s.resolution, [row[3] for row in table]):
             return None
         return final
+
+    def _as_the_game_takes(self, t: float, ranked, m: Measurement, check):
+        """The verdict the longest wait would give, when the game would apply a move for it now (`game_takes`, at
+        the bar this follower decides early at): the sensors alone could not yet name the change, but its legal
+        moves are told apart already, from the same readings."""
+        verdict = judge(ranked, m, self.s.resolution, final=True, decide_at=self.s.decide_at, check=check)
+        if not verdict.decided or verdict.fit.holds < SURE_SAID or verdict.ranked[0].candidate.kind == "none":
+            return None
+        return verdict if self.game_takes(self._change_of(t, verdict, m), self.s.decide_at) else None
 
     @property
     def judging(self) -> bool:
@@ -294,18 +305,22 @@ class Judging:
         wm, wv = 1.0 / sig ** 2, 1.0 / m.var_dw
         return (nominal * wm + m.dw * wv) / (wm + wv), math.sqrt(1.0 / (wm + wv))
 
-    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs, *, last_look: bool = False) -> None:
+    def _change_of(self, t: float, verdict, m: Measurement, *, last_look: bool = False) -> Change:
+        """The change `verdict` names, from the pawns of the account its best starts from."""
         top = verdict.ranked[0]
-        best = top.candidate
-        self._w_before_change = (self.w0, self.var_w0, self.t_w0)
         source = self.beliefs[top.hypothesis].pawns
-        before = tuple(source)
-        after = apply_candidate(self.geo, source, best, placed_mass=self._placed_mass(best, m))
-        change = Change(t, best, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
-                        verdict.confidence, verdict.ambiguous, m, before, tuple(after), self.geo,
-                        hands_off_t=self.t_off, swing_from=self._swing_began(),
-                        beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
-                        described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
+        after = apply_candidate(self.geo, source, top.candidate, placed_mass=self._placed_mass(top.candidate, m))
+        return Change(t, top.candidate, tuple(verdict.ranked[:TOP_CANDIDATES]), tuple(verdict.group),
+                      verdict.confidence, verdict.ambiguous, m, tuple(source), tuple(after), self.geo,
+                      hands_off_t=self.t_off, swing_from=self._swing_began(),
+                      beliefs_before=tuple((b.log_weight, tuple(b.pawns)) for b in self.beliefs),
+                      described=top.described, retold=top.retold, fit=verdict.fit, last_look=last_look)
+
+    def _decide(self, t: float, verdict, m: Measurement, board: int, pairs, *, last_look: bool = False) -> None:
+        best = verdict.ranked[0].candidate
+        self._w_before_change = (self.w0, self.var_w0, self.t_w0)
+        change = self._change_of(t, verdict, m, last_look=last_look)
+        after = list(change.after)
         self.changes.append(change)
         placed = self._placed_mass(best, m)
         self._weigh_pending = None

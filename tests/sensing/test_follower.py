@@ -658,3 +658,30 @@ def test_nothing_changed_said_unsurely_after_hands_that_moved_a_pawn_is_told_to_
 
 def test_nothing_changed_said_surely_says_nothing(monkeypatch):
     assert _nothing_said_unsurely(monkeypatch, confidence=0.9995) == []
+
+
+def test_a_swing_gone_a_whole_period_without_the_board_is_not_on_its_way_to_it():
+    """An arm come to rest within a reading's noise of the board may yet be swinging onto it, so a look waits — but
+    only while the widest part of its swing is still ahead: a free swing about its rest shrinks, and one that has
+    gone a whole period both ways without touching the board (a contact would have begun its free stretch anew)
+    will not reach it later (foreign noisy 30516 turn 25 waited for the longest look, and the players named their
+    move first)."""
+    from types import SimpleNamespace
+
+    script = TableScript(MODEL, "noisy-80sps", seed=1)
+    f = ArmFollower(MODEL, script.calibration())
+    noise = f.accel_noise.sigma
+    omega = 2 * math.pi * 0.9
+    period = 2 * math.pi / omega
+    # resting 0.6 of a reading's noise short of the board, a little swing left
+    fit = SimpleNamespace(rest=-(f.s_max - 0.6 * noise), rest_sigma=0.1 * noise, amplitude=2 * noise, zeta=0.12,
+                          omega=omega)
+    ts = [100.0]
+    assert f._may_reach_board(fit, ts, 100.0 + 0.5 * period)
+    assert f._may_reach_board(fit, ts, 100.0 + 0.95 * period)
+    assert not f._may_reach_board(fit, ts, 100.0 + period)
+    assert not f._may_reach_board(fit, ts, 100.0 + 3 * period)
+    # resting well clear of it, with little swing: never on its way
+    clear = SimpleNamespace(rest=0.5 * f.s_max, rest_sigma=0.1 * noise, amplitude=2 * noise, zeta=0.12, omega=omega)
+    assert not f._may_reach_board(clear, ts, 100.0 + 0.2 * period)
+    assert f._may_reach_board(fit, [], 100.0)

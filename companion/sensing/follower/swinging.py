@@ -342,6 +342,13 @@ class SwingReading:
         there once what is left of the swing falls short."""
         if not ts:
             return True
+        if t - ts[0] >= 2 * math.pi / fit.omega:
+            # a free swing about its rest is widest at its start, and this one has gone a whole period both ways
+            # without the board (a contact would have begun the free stretch anew): it will not reach it now. An arm
+            # come to rest within a reading's noise of the board otherwise waited for the longest look (foreign
+            # noisy 30516 turn 25: resting 0.006 short of it, 0.002 of swing left, still judging when the players
+            # named their move 2.8 s after the hands left)
+            return False
         left = fit.amplitude * math.exp(-fit.zeta * fit.omega * max(0.0, t - ts[0]))
         reach = abs(fit.rest) + 3 * fit.rest_sigma + left
         # the fitted rest is the arm's own position, known far better than one reading: a reading's noise apart

@@ -90,7 +90,8 @@ class Learning:
             touches, by_size, gesture, others = self._gesture_touches(t, w1, w_before=self._w_before_change[0])
             if touches:
                 m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others,
-                            lift=self._pause_lift(gesture) if by_size else ())
+                            lift=self._pause_lift(gesture) if by_size else (),
+                            lift_torque=self._pause_torque(gesture) if by_size else None)
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)

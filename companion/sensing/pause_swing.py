@@ -42,6 +42,10 @@ MIN_SAMPLES = 12            # samples of free swing before the second touch, at 
 PIN_SAMPLES = 5             # readings at the board before the stretch: the arm rested there
 PIN_GAP_S = 0.08            # ... the last of them at most this long before the stretch
 FIT_CHI = 2.0               # the fit's rms within this many times the accelerometer's noise
+# the answer's σ is that of its own fit, this much wider: the release is a ramp of one shape and the second touch a
+# press of one shape, and the arm's κ, ω and ζ are the follower's estimates (on random arms of our simulator and on
+# the foreign arm, the fit's own σ was 1.5-2 times too small: it missed by 3.6σ now and then)
+INFLATION = 2.0
 # the share of pauses whose swing is not the arm without the lifted pawn (a finger left on it, the second touch
 # come early): such a pause reads anything over the torques a lift can take off
 TORQUE_ASTRAY = 0.05
@@ -233,7 +237,7 @@ def lifted_torque(angle: Sequence[tuple[float, float]], stretch: PauseStretch, *
             rr = sum(map(mul, r, r))
             moved.append(sum(map(mul, r, ys)) / rr if rr > 0 else c)
         var += (0.5 * (moved[1] - moved[0])) ** 2
-    return tau, kappa * math.sqrt(var)
+    return tau, INFLATION * kappa * math.sqrt(var)
 
 
 def torque_loglik(got: Sequence[float], tau: float, var_tau: float, *, span: float) -> float:

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from companion.sensing.pause_swing import lifted_torque, pause_stretch, torque_loglik
+from companion.sensing.pause_swing import PauseScale, lifted_torque, pause_stretch, torque_loglik
 
 KAPPA = 17000.0
 S_MAX = math.sin(math.radians(10.0))
@@ -147,3 +147,22 @@ def test_the_torque_loglik_is_zero_at_best_and_costs_no_more_than_a_pause_astray
     assert -8.0 < near < -5.0
     # a lift known less well (the mover's mass) costs less for the same miss
     assert torque_loglik(got, 880.0, 40.0 ** 2, span=3000.0) > torque_loglik(got, 880.0, 0.0, span=3000.0)
+
+
+def test_the_scale_starts_wide_and_learns_how_far_this_tables_pauses_miss():
+    scale = PauseScale()
+    assert scale.scale == pytest.approx(PauseScale.PRIOR)
+    rng = random.Random(9)
+    # a table whose pauses miss as their fits say: the scale comes down to about 1
+    for _ in range(PauseScale.KEEP):
+        scale.learn((1000.0 + rng.gauss(0.0, 30.0), 30.0), 1000.0, 0.0)
+    assert 0.8 <= scale.scale < 1.4
+    # one pause astray among them widens it no more than a 5σ miss would
+    before = scale.scale
+    scale.learn((3000.0, 30.0), 1000.0, 0.0)
+    assert scale.scale < before + 0.35
+    # a table whose pauses miss by three times their σ
+    wide, rng = PauseScale(), random.Random(10)
+    for _ in range(PauseScale.KEEP):
+        wide.learn((1000.0 + rng.gauss(0.0, 90.0), 30.0), 1000.0, 0.0)
+    assert 2.4 < wide.scale <= PauseScale.HIGH

@@ -14,6 +14,7 @@ from companion.sensing.filters import NoiseEstimate, TiltDebouncer
 from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
                                          rank)
 from companion.sensing.height_fit import HeightFit
+from companion.sensing.pause_swing import PauseScale
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.settling import Settling
 from companion.sensing.touches import HandSpread
@@ -145,6 +146,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self._board_levels: dict[int, deque[tuple[float, float]]] = {1: deque(maxlen=BOARD_LEVELS),
                                                                      -1: deque(maxlen=BOARD_LEVELS)}
         self._pause_cache: tuple | None = None
+        self.pause_scale = PauseScale()    # how far those torques miss, against their fits' own σ
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

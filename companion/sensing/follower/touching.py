@@ -185,7 +185,7 @@ class TouchReading:
             return {}
         key = (self._touch_frame[0], stretch)
         if self._pause_cache is not None and self._pause_cache[0] == key:
-            return self._pause_cache[1]
+            return self._pause_scaled(self._pause_cache[1])
         _, (omega, zeta), kappa, tau0, moving = self._touch_frame
         rel_omega = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2) if self.swing_scale_var is not None else LEARNED_REL
         rel_zeta = math.sqrt(self.zeta_scale_var) if self.zeta_scale_var is not None else ZETA_LEARNED_REL
@@ -203,7 +203,12 @@ class TouchReading:
             if got is not None:
                 out[size] = got
         self._pause_cache = (key, out)
-        return out
+        return self._pause_scaled(out)
+
+    def _pause_scaled(self, read: dict) -> dict:
+        """The pause's torques, each as (g·mm, 1σ as this table's pauses miss, the fit's own 1σ)."""
+        c = self.pause_scale.scale
+        return {size: (tau, c * sigma, sigma) for size, (tau, sigma) in read.items()}
 
     def _board_level(self, stretch) -> float:
         """The sin θ the arm reads resting on the board `stretch` left: the median of what the latest pauses read

@@ -198,8 +198,9 @@ def lifted_torque(angle: Sequence[tuple[float, float]], stretch: PauseStretch, *
     """(g·mm, 1σ) of torque the first touch took off, from the swing in `stretch`: `board` the sin θ the arm rests
     at on that board (the follower's level for it, or the stretch's own reading), `rest` the sin θ it rested at
     before the gesture, `kappa` its stiffness (g·mm), `omega`, `zeta` its swing before the gesture, known to
-    `rel_omega` and `rel_zeta` (relative, 1σ), `noise` the accelerometer's per reading, `mass_g` the lifted pawn's mass: without
-    it the arm's inertia is m·x² less and it swings that much faster. None when the swing does not fit."""
+    `rel_omega` and `rel_zeta` (relative, 1σ), `noise` the accelerometer's per reading, `mass_g` the lifted pawn's
+    mass: without it the arm's inertia is m·x² less and it swings that much faster. None when the swing does not
+    fit."""
     pts = [(t, s) for t, s in angle if stretch.start <= t <= stretch.end]
     if len(pts) < MIN_SAMPLES or omega <= 0.0 or kappa <= 0.0:
         return None

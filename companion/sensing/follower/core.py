@@ -142,7 +142,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         # (gesture key, (ω, ζ), κ, τ0, sizes): the arm its touches were read against
         self._touch_frame: tuple | None = None
         # (when, the sin θ read resting on each board (+1, -1)) as the pauses of moves showed it, the latest few
-        # (Touching._board_level), and the last pause read for its torque: (gesture key, its stretch, the torques)
+        # (TouchReading._board_level), and the last pause read for its torques: ((gesture key, stretch), torques)
         self._board_levels: dict[int, deque[tuple[float, float]]] = {1: deque(maxlen=BOARD_LEVELS),
                                                                      -1: deque(maxlen=BOARD_LEVELS)}
         self._pause_cache: tuple | None = None

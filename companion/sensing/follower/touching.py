@@ -187,8 +187,9 @@ class TouchReading:
         if self._pause_cache is not None and self._pause_cache[0] == key:
             return self._pause_scaled(self._pause_cache[1])
         _, (omega, zeta), kappa, tau0, moving = self._touch_frame
-        rel_omega = math.sqrt(self.swing_scale_var + LEARNED_REL ** 2) if self.swing_scale_var is not None else LEARNED_REL
-        rel_zeta = math.sqrt(self.zeta_scale_var) if self.zeta_scale_var is not None else ZETA_LEARNED_REL
+        # (ω and ζ as the follower knows them: an unmeasured arm's to what its swings have shown)
+        rel_omega = LEARNED_REL if self.swing_scale_var is None else math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
+        rel_zeta = ZETA_LEARNED_REL if self.zeta_scale_var is None else math.sqrt(self.zeta_scale_var)
         if self.swing_before:
             # the arm's own swing just before the hands came: measured, not predicted
             omega, rel_omega = self.swing_before[0], math.sqrt(self.swing_before[1] + LEARNED_REL ** 2)

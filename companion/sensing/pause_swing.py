@@ -216,13 +216,14 @@ def lifted_torque(angle: Sequence[tuple[float, float]], stretch: PauseStretch, *
         ts, ys = [ts[i] for i in keep], [ys[i] for i in keep]
     inertia = kappa * GRAVITY_MM_S2 / (omega * omega)
     om = omega
-    for _ in range(2):
-        answers = _Answers(om, zeta, span)
-        c, var, rss, top = _settle(_grid(ts, ys, answers, t_lo, t_hi, TD_STEP_S, RELEASE_S), noise, len(ts))
+    for last in (False, True):
+        c, var, rss, top = _settle(_grid(ts, ys, _Answers(om, zeta, span), t_lo, t_hi, TD_STEP_S, RELEASE_S), noise,
+                                   len(ts))
         tau = kappa * (rest - board - c)
-        # the pawn off the arm took its m·x² of inertia with it: the swing seen was that much faster
-        less = tau * tau / mass_g if mass_g > 0 else 0.0
-        om = omega * math.sqrt(inertia / max(0.5 * inertia, inertia - less))
+        if not last:
+            # the pawn off the arm took its m·x² of inertia with it: the swing seen was that much faster
+            less = tau * tau / mass_g if mass_g > 0 else 0.0
+            om = omega * math.sqrt(inertia / max(0.5 * inertia, inertia - less))
     if rss / max(1, len(ts) - 3) > (FIT_CHI * noise) ** 2:
         return None
     # the swing's frequency and damping known only so well: how far the best fit's centre moves with each

@@ -414,6 +414,9 @@ class Measurement:
     # what a two-touch gesture's pause showed its first touch lifted off, when the cells settled in it
     # (touches.pause_lift: g, 1σ), and how far apart a lift read astray may fall (g)
     lift: tuple = field(default=(), compare=False, repr=False)
+    # what the arm's free swing in that pause showed the first touch took off, for a mover of each size
+    # (pause_swing.lifted_torque: size -> (g·mm, 1σ)), when it left the board from rest there
+    lift_torque: Any = field(default=None, compare=False, repr=False)
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
@@ -666,6 +669,12 @@ def _hands(c: Candidate, m: Measurement) -> float:
     if m.lift and c.lifts is not None and len(c.touch_x) == 2:
         from companion.sensing.touches import lift_loglik
         said += lift_loglik(m.lift[:2], *c.lifts, span_g=m.lift[2])
+    if m.lift_torque and c.lifts is not None and len(c.touch_x) == 2 and c.size in m.lift_torque:
+        from companion.sensing.pause_swing import torque_loglik
+        mass, mass_sigma = c.lifts
+        x = c.touch_x[0]
+        said += torque_loglik(m.lift_torque[c.size], mass * x, (mass_sigma * x) ** 2,
+                              span=m.span_mm * max(mass, 1e-9))
     return said
 
 

@@ -27,6 +27,7 @@ from companion.sensing.height_fit import HeightFit
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
+from companion.sensing.pause_swing import PauseScale
 from companion.sensing.touches import HandSpread
 
 VERSION = 1
@@ -51,6 +52,7 @@ def memory_of(f: ArmFollower) -> dict:
         # (when it was weighed is left out: a restarted follower's clock is another)
         "weigh_pending": None if pending is None else [*pending[0][:2], *pending[1:]],
         "hand_touches": [list(m) for m in f.hands.touches],
+        "pause_misses": list(f.pause_scale.misses),
         "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
         "settling_fits": [list(fit) for fit in f.settling.fits],
         "drift_looks": [list(look) for look in f.drift.looks],
@@ -104,7 +106,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "zeta_scale_var",
                                     "cells", "accel_noise_mad", "zero_w", "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
-                                    "settling", "settling_fits", "drift_looks",
+                                    "pause_misses", "settling", "settling_fits", "drift_looks",
                                     "drift_misses", "height_looks", "place_looks"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
@@ -168,6 +170,12 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         f.hands = HandSpread([(_number({"x": a}, "x", "hand_touches.", low=-1e4, high=1e4),
                                _number({"x": b}, "x", "hand_touches.", low=-1e4, high=1e4),
                                _number({"s": c}, "s", "hand_touches.", low=0.0, high=1e6)) for a, b, c in touches])
+    misses = memory.get("pause_misses")     # (none in a memory written before the pauses were read: the prior)
+    if misses is not None:
+        if not isinstance(misses, list) or len(misses) > PauseScale.KEEP:
+            raise ValueError(f"follower memory: pause_misses must be a list of at most {PauseScale.KEEP} numbers "
+                             "(a pause's miss, squared, in its own σ)")
+        f.pause_scale = PauseScale([_number({"z2": z}, "z2", "pause_misses.", low=0.0, high=1e6) for z in misses])
     rows = memory.get("settling")     # (none in a memory written before the settling was learned: the nominal)
     fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)
     if rows is not None or fits is not None:

@@ -9,6 +9,7 @@ import pytest
 from companion.games.balance_model import load_model
 from companion.sensing.follower import ArmFollower
 from companion.sensing.memory import memory_of, resume
+from companion.sensing.pause_swing import PauseScale
 from companion.sensing.settling import FAMILY, NOMINAL, Settling, delay
 from companion.simulation.traces import TableScript
 
@@ -41,6 +42,19 @@ def test_the_learned_settling_survives_a_restart():
     assert again.settling.fits == f.settling.fits and len(again.settling.fits) == 5
     assert again.settling.taps == f.settling.taps
     assert again.settling.timing() == pytest.approx(f.settling.timing())
+
+
+def test_how_far_the_pauses_miss_survives_a_restart():
+    sc, f = _follower_with_settling()
+    for z2 in (0.1, 0.5, 0.3, 2.0, 0.2, 0.4, 0.6, 0.05, 0.3, 0.2, 0.1, 0.4):
+        f.pause_scale.misses.append(z2)
+    assert f.pause_scale.scale < 1.5
+    memory = json.loads(json.dumps(memory_of(f)))
+    again = resume(MODEL, sc.calibration(), memory)
+    assert list(again.pause_scale.misses) == list(f.pause_scale.misses)
+    assert again.pause_scale.scale == f.pause_scale.scale
+    del memory["pause_misses"]      # written before the pauses were read: the prior
+    assert resume(MODEL, sc.calibration(), memory).pause_scale.scale == PauseScale.PRIOR
 
 
 def test_a_memory_from_before_the_settling_was_learned_starts_from_the_nominal_shape():
@@ -84,6 +98,10 @@ def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone()
     ("drift_misses", [[0.01, 1e-4, 3.0]] * 33, "drift_misses must be a list of at most 32"),
     ("drift_misses", [[0.01, 1e-4, 0.0]], "drift_misses.t must be a number"),
     ("drift_misses", [[math.nan, 1e-4, 3.0]], "drift_misses.w must be a number"),
+    ("pause_misses", "wide", "pause_misses must be a list of at most 30"),
+    ("pause_misses", [1.0] * 31, "pause_misses must be a list of at most 30"),
+    ("pause_misses", [-1.0], "pause_misses.z2 must be a number from 0"),
+    ("pause_misses", [None], "pause_misses.z2 must be a number"),
 ])
 def test_a_bad_learned_memory_is_refused_by_name(key, bad, says):
     sc, f = _follower_with_settling()

@@ -14,6 +14,7 @@ from companion.sensing.filters import NoiseEstimate, TiltDebouncer
 from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
                                          rank)
 from companion.sensing.height_fit import HeightFit
+from companion.sensing.pause_swing import PauseScale
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.settling import Settling
 from companion.sensing.touches import HandSpread
@@ -23,7 +24,7 @@ from companion.sensing.follower.swinging import SwingReading
 from companion.sensing.follower.touching import TouchReading
 from companion.sensing.follower.judging import Judging
 from companion.sensing.follower.learning import Learning
-from companion.sensing.follower.settings import (ACCEL_AXES, Belief, FollowerSettings, REMEMBERED_CHANGES,
+from companion.sensing.follower.settings import (ACCEL_AXES, BOARD_LEVELS, Belief, FollowerSettings, REMEMBERED_CHANGES,
                                                  UNMEASURED_REL, ZETA_UNMEASURED_REL)
 from companion.sensing.follower.weighing import _Cell
 
@@ -140,6 +141,12 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self._hands_pending: tuple | None = None
         # (gesture key, (ω, ζ), κ, τ0, sizes): the arm its touches were read against
         self._touch_frame: tuple | None = None
+        # (when, the sin θ read resting on each board (+1, -1)) as the pauses of moves showed it, the latest few
+        # (TouchReading._board_level), and the last pause read for its torques: ((gesture key, stretch), torques)
+        self._board_levels: dict[int, deque[tuple[float, float]]] = {1: deque(maxlen=BOARD_LEVELS),
+                                                                     -1: deque(maxlen=BOARD_LEVELS)}
+        self._pause_cache: tuple | None = None
+        self.pause_scale = PauseScale()    # how far those torques miss, against their fits' own σ
         self._new: list[ArmEvent] = []
         self.notice: str | None = None
         self.samples = 0

@@ -103,7 +103,8 @@ class Judging:
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
-                        lift=self._pause_lift(gesture) if by_size else (), **swung)
+                        lift=self._pause_lift(gesture) if by_size else (),
+                        lift_torque=self._pause_torque(gesture) if by_size else None, **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:

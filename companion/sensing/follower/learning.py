@@ -90,7 +90,8 @@ class Learning:
             touches, by_size, gesture, others = self._gesture_touches(t, w1, w_before=self._w_before_change[0])
             if touches:
                 m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others,
-                            lift=self._pause_lift(gesture) if by_size else ())
+                            lift=self._pause_lift(gesture) if by_size else (),
+                            lift_torque=self._pause_torque(gesture) if by_size else None)
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)
@@ -246,6 +247,10 @@ class Learning:
         if self._hands_pending is not None:
             self._learn_hands_later(self.t)
         self._drift_from_move(best, m)
+        got = (m.lift_torque or {}).get(best.size)
+        if got is not None and best.lifts is not None and len(best.touch_x) == 2:
+            mass, mass_sigma = best.lifts
+            self.pause_scale.learn((got[0], got[2]), mass * best.touch_x[0], (mass_sigma * best.touch_x[0]) ** 2)
         cached = self._touch_cache
         if (cached is not None and cached[1] == 0 and cached[2][2] is m.gesture and m.gesture is not None
                 and self.mode == "settled" and self.changes and self.changes[-1].measurement is m):

@@ -35,6 +35,7 @@ ZETA_RANGE = (0.2, 5.0)  # the most an unmeasured arm's learned ζ scale may str
 BACK_STEP_S = 0.02
 BACK_HEAD_S = 0.1
 BACK_Z = 3.09
+BOARD_LEVELS = 15        # the board's level is the median of what the latest this many pauses read resting on it
 TOUCH_AFTER_SAMPLES = 1   # a touch is placed well once the cells have read a sample past their settling after it
 # a verdict that a longer look can no longer change is given once it has stood this long (its rest no longer moving)
 STEADY_S = 0.5

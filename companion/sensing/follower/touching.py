@@ -6,7 +6,8 @@ import math
 from typing import Sequence
 
 from companion.sensing.filters import shared_runs
-from companion.sensing.follower.settings import TOUCH_AFTER_SAMPLES
+from companion.sensing.follower.settings import LEARNED_REL, TOUCH_AFTER_SAMPLES, ZETA_LEARNED_REL
+from companion.sensing.pause_swing import lifted_torque, pause_stretch
 from companion.sensing.settling import Gesture, sharpened
 from companion.sensing.touches import HandSpread, Push, combined, pause_lift, released, split
 
@@ -173,6 +174,51 @@ class TouchReading:
         got = pause_lift(gesture.weights, gesture.parts, w_before=gesture.args["w_before"], noise_g=noise_g,
                          dt=gesture.dt, settle_s=len(self.settling.taps) * gesture.dt)
         return () if got is None else (*got, 2.0 * max(self.geo.mass.values()))
+
+    def _pause_torque(self, gesture) -> dict:
+        """What the free swing in the pause between a move's touches shows its first touch took off (pause_swing.py),
+        for a mover of each size that could have moved: size -> (g·mm, 1σ); empty when the pause shows nothing."""
+        if gesture is None or len(gesture.parts) != 2 or self._touch_frame is None or not self._accel_seen:
+            return {}
+        stretch = pause_stretch(gesture.angle, gesture.free, gesture.parts, self.s_max - self._limit_margin())
+        if stretch is None:
+            return {}
+        key = (self._touch_frame[0], stretch)
+        if self._pause_cache is not None and self._pause_cache[0] == key:
+            return self._pause_scaled(self._pause_cache[1])
+        _, (omega, zeta), kappa, tau0, moving = self._touch_frame
+        # (ω and ζ as the follower knows them: an unmeasured arm's to what its swings have shown)
+        rel_omega = LEARNED_REL if self.swing_scale_var is None else math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
+        rel_zeta = ZETA_LEARNED_REL if self.zeta_scale_var is None else math.sqrt(self.zeta_scale_var)
+        if self.swing_before:
+            # the arm's own swing just before the hands came: measured, not predicted
+            omega, rel_omega = self.swing_before[0], math.sqrt(self.swing_before[1] + LEARNED_REL ** 2)
+        board = self._board_level(stretch)
+        out = {}
+        for size, mass in self.geo.mass.items():
+            if size not in moving:
+                continue
+            got = lifted_torque(gesture.angle, stretch, board=board, rest=tau0 / kappa, kappa=kappa, omega=omega,
+                                zeta=zeta, noise=self.accel_noise.sigma, rel_omega=rel_omega, rel_zeta=rel_zeta,
+                                mass_g=mass)
+            if got is not None:
+                out[size] = got
+        self._pause_cache = (key, out)
+        return self._pause_scaled(out)
+
+    def _pause_scaled(self, read: dict) -> dict:
+        """The pause's torques, each as (g·mm, 1σ as this table's pauses miss, the fit's own 1σ)."""
+        c = self.pause_scale.scale
+        return {size: (tau, c * sigma, sigma) for size, (tau, sigma) in read.items()}
+
+    def _board_level(self, stretch) -> float:
+        """The sin θ the arm reads resting on the board `stretch` left: the median of what the latest pauses read
+        there, this one's with them (a hand pressing shakes the readings; the board itself does not move)."""
+        levels = self._board_levels[stretch.side]
+        if not levels or levels[-1][0] != stretch.last_board:
+            levels.append((stretch.last_board, stretch.board))
+        seen = sorted(v for _, v in levels)
+        return seen[len(seen) // 2]
 
     def _cells_noise_g(self) -> float:
         """The noise of the load cells' sum (g per reading)."""

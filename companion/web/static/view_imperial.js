@@ -568,6 +568,10 @@
       h("section", { class: "imp-card" }, h("h2", {}, "Table tools"), extras(view, api)));
     // every pick (a tab, a stepper, a unit) is kept for this step, so that a reload does not lose it
     const keep = () => { if (api.keep) api.keep("imperial-picks", ui); };
+    // kept as the tap bubbles up, after the tapped control's own handler has made the pick: a reload right after
+    // the tap (a deferred keep lost that race under load) brings it back. The deferred one stays for a control
+    // that stops the tap on its way up
+    root.addEventListener("click", keep);
     root.addEventListener("click", () => setTimeout(keep), true);
     root.addEventListener("input", keep);
     el.replaceChildren(root);

@@ -297,10 +297,9 @@ def test_imperial_the_nation_picked_for_a_bond_survives_a_reload(tablet, table):
     kept = page.evaluate("""() => {
       const tab = [...document.querySelectorAll('.imp-invest button')].find((b) => b.textContent.includes('China'));
       tab.click();
-      return Object.keys(sessionStorage).filter((k) => k.endsWith(':imperial-picks'))
-        .map((k) => JSON.parse(sessionStorage.getItem(k)).investNation);
+      return (window.companionApi.kept('imperial-picks') || {}).investNation;
     }""")
-    assert kept == ["china"]
+    assert kept == "china"
     assert china.get_attribute("aria-pressed") == "true"
     page.reload()
     page.wait_for_selector("#conn.ok", timeout=10000)

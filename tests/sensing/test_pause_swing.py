@@ -166,3 +166,16 @@ def test_the_scale_starts_wide_and_learns_how_far_this_tables_pauses_miss():
     for _ in range(PauseScale.KEEP):
         wide.learn((1000.0 + rng.gauss(0.0, 90.0), 30.0), 1000.0, 0.0)
     assert 2.4 < wide.scale <= PauseScale.HIGH
+
+
+def test_a_gesture_the_cells_read_as_one_touch_is_read_for_its_pause_too():
+    # the cells blurred the two touches into one part: the arm on the board, free, and on it again within it
+    kw = dict(tau0=900.0, x=97.0, mass=10.0, f_hz=1.2, zeta=0.12, noise=0.002, release=0.05, transit=0.45,
+              push_x=115.0)
+    angle, free, parts, limit = gesture(random.Random(5), **kw)
+    one = [(parts[0][0], parts[1][1])]
+    stretch = pause_stretch(angle, free, one, limit)
+    assert stretch is not None and stretch == pause_stretch(angle, free, parts, limit)
+    # ... but not the swing after a single press, which no board ends within the part
+    single = [(t, s) for t, s in angle if t < stretch.start] + [(t, 0.0) for t, s in angle if t >= stretch.start]
+    assert pause_stretch(single, [(stretch.start, one[0][1] - 0.01)], one, limit) is None

@@ -104,7 +104,7 @@ class Judging:
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
                         lift=self._pause_lift(gesture) if by_size else (),
-                        lift_torque=self._pause_torque(gesture) if by_size else None, **swung)
+                        lift_torque=self._pause_torque(gesture) if touches else None, **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:

@@ -91,7 +91,7 @@ class Learning:
             if touches:
                 m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others,
                             lift=self._pause_lift(gesture) if by_size else (),
-                            lift_torque=self._pause_torque(gesture) if by_size else None)
+                            lift_torque=self._pause_torque(gesture))
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)

@@ -178,7 +178,7 @@ class TouchReading:
     def _pause_torque(self, gesture) -> dict:
         """What the free swing in the pause between a move's touches shows its first touch took off (pause_swing.py),
         for a mover of each size that could have moved: size -> (g·mm, 1σ); empty when the pause shows nothing."""
-        if gesture is None or len(gesture.parts) != 2 or self._touch_frame is None or not self._accel_seen:
+        if gesture is None or self._touch_frame is None or not self._accel_seen:
             return {}
         stretch = pause_stretch(gesture.angle, gesture.free, gesture.parts, self.s_max - self._limit_margin())
         if stretch is None:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from operator import mul
 from typing import Sequence
 
-GRAVITY_MM_S2 = 9806.65     # κ (g·mm) · g / ω² is the arm's moment of inertia (g·mm²)
+from companion.sensing.swing import G_MM_S2
+
 STEP_S = 0.0025             # the answer's table step
 RELEASE_S = (0.0, 0.04, 0.08, 0.12, 0.16, 0.2)    # how long a hand may take to let go
 PUSH_S = 0.1                # the second hand's press as a ramp this long (only its start is wanted)
@@ -217,7 +218,7 @@ def lifted_torque(angle: Sequence[tuple[float, float]], stretch: PauseStretch, *
         if len(keep) < MIN_SAMPLES:
             return None
         ts, ys = [ts[i] for i in keep], [ys[i] for i in keep]
-    inertia = kappa * GRAVITY_MM_S2 / (omega * omega)
+    inertia = kappa * G_MM_S2 / (omega * omega)     # what swings at ω (swing.py)
     om = omega
     for last in (False, True):
         c, var, rss, top = _settle(_grid(ts, ys, _Answers(om, zeta, span), t_lo, t_hi, TD_STEP_S, RELEASE_S), noise,

@@ -188,7 +188,7 @@ class TouchReading:
             return self._pause_scaled(self._pause_cache[1])
         _, (omega, zeta), kappa, tau0, moving = self._touch_frame
         # (ω and ζ as the follower knows them: an unmeasured arm's to what its swings have shown)
-        rel_omega = LEARNED_REL if self.swing_scale_var is None else math.sqrt(self.swing_scale_var + LEARNED_REL ** 2)
+        rel_omega = self._predictor().rel_sigma
         rel_zeta = ZETA_LEARNED_REL if self.zeta_scale_var is None else math.sqrt(self.zeta_scale_var)
         if self.swing_before:
             # the arm's own swing just before the hands came: measured, not predicted

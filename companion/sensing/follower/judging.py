@@ -7,7 +7,7 @@ from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.fit import at_longest_look
-from companion.sensing.identity import fold
+from companion.sensing.identity import fold, kept_accounts
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
                                          rank_beliefs)
@@ -104,7 +104,8 @@ class Judging:
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
                         lift=self._pause_lift(gesture) if by_size else (),
-                        lift_torque=self._pause_torque(gesture) if touches else None, **swung)
+                        lift_torque=self._pause_torque(gesture) if touches else None,
+                        pause_back=bool(touches) and self._pause_back(gesture), **swung)
         return m, board
 
     def _evaluate(self, t: float) -> None:
@@ -372,9 +373,9 @@ class Judging:
                 break
         cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else self.s.max_beliefs
         everything = sorted(merged.values(), key=lambda e: -e[0])
-        ordered = everything[:cap]
+        ordered, dropped = kept_accounts(everything, cap)
         # an account dropped that only gave like pawns other masses leaves them in doubt (identity.py)
-        fold(ordered, everything[cap:])
+        fold(ordered, dropped)
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
         best = max(e[0] for e in ordered)

@@ -391,6 +391,15 @@ class Judging:
         self.var_tau_settled = m.var_tau1
         self.w0 = self.w0 + m.dw
 
+    def _weighs_empty(self, m: Measurement) -> bool:
+        """Whether the arm after the change `m` weighs as it did when the follower last held it empty — within half
+        the lightest pawn, the zero's drift since taken off and known well enough to tell — while it holds pawns."""
+        if self._empty_weight is None or not any(b.pawns for b in self.beliefs):
+            return False
+        dw, var, _ = self._weight_change(self._empty_weight, (self.w0, self.var_w0, self.t_w0))
+        half = 0.5 * min(self.geo.mass.values())
+        return abs(dw + m.dw) < half and 4.0 * math.sqrt(var + m.var_dw) < half
+
     def _unexplained(self, t: float, m: Measurement, board: int, ranked) -> None:
         # no holder named: no candidate explains it, and two hands at once leave touches located between them
         # (the board check names the holder once the arm is compared with the game)
@@ -403,7 +412,14 @@ class Judging:
                         swing_from=self._swing_began())
         self.changes.append(change)
         self.notice = msg
+        emptied = self._weighs_empty(m)
         self._settle_after(t, m, board)
+        if emptied:
+            # no account explained it, and the arm weighs what it did empty: whatever the accounts lost on the way
+            # (a cleared arm's removals, which pawn each was never told), no pawn is on it now (ours, noisy 80 SPS,
+            # seed 31200013: an account two pawns heavy after a clearing, the next game's places unexplained)
+            self.beliefs = [Belief(0.0, [], enumerate_candidates(self.geo, []))]
+            self._weigh_pending = None
         events = [ArmEvent(t, "unexplained", confidence=0.0, ambiguous=True, change=change, message=msg,
                            details=details)]
         if self.board_reported is not None and board != self.board_reported:

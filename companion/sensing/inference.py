@@ -417,6 +417,8 @@ class Measurement:
     # what the arm's free swing in that pause showed the first touch took off, for a mover of each size
     # (pause_swing.lifted_torque: size -> (g·mm, 1σ)), when it left the board from rest there
     lift_torque: Any = field(default=None, compare=False, repr=False)
+    # that swing ended at the board it had left: pressed back there by a second touch (pause_swing.PauseStretch)
+    pause_back: bool = field(default=False, compare=False, repr=False)
     # the zero's drift taken off dw (g), the variance that added, the time between the windows weighed (s), and the
     # part of that variance that is the zero's wander (g²)
     drift: tuple = field(default=(), compare=False, repr=False)
@@ -666,6 +668,10 @@ def _hands(c: Candidate, m: Measurement) -> float:
     said = m._hands_said.get(key)
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
+    if m.pause_back and len(m.touches) == 1:
+        # the cells found one touch, the pause between two: what a count of touches that many says of it
+        from companion.sensing.touches import BACK_IF_ONE, BACK_IF_TWO
+        said += BACK_IF_TWO if len(c.touch_x) == 2 else BACK_IF_ONE
     if m.lift and c.lifts is not None and len(c.touch_x) == 2:
         from companion.sensing.touches import lift_loglik
         said += lift_loglik(m.lift[:2], *c.lifts, span_g=m.lift[2])

@@ -58,6 +58,14 @@ class PauseStretch:
     side: int               # +1 / -1: the board it left
     board: float            # sin θ read at that board just before (median)
     last_board: float       # s, the last reading at the board before it
+    # +1 / -1: the board it ended at. A swing from rest at a board never comes back to that board unaided (each
+    # swing is smaller than the last), so ending there is a hand pressing it back; ending at the other board may be
+    # the arm's own swing across
+    end_side: int = 0
+
+    @property
+    def pressed_back(self) -> bool:
+        return self.end_side == self.side
 
 
 def pause_stretch(angle: Sequence[tuple[float, float]], free: Sequence[tuple[float, float]],
@@ -83,11 +91,12 @@ def pause_stretch(angle: Sequence[tuple[float, float]], free: Sequence[tuple[flo
         tail = sorted(s for t, s in board if s * side > 0)
         if len(tail) < PIN_SAMPLES:
             continue
-        if not any(abs(s) >= limit for t, s in angle if b < t <= b + PIN_GAP_S):
+        end = next((s for t, s in angle if b < t <= b + PIN_GAP_S and abs(s) >= limit), None)
+        if end is None:
             continue        # the stretch did not end at the board: the swing may have gone on into the touch
         key = abs(0.5 * (a + b) - cut)
         if best is None or key < best[0]:
-            best = (key, PauseStretch(a, b, side, tail[len(tail) // 2], board[-1][0]))
+            best = (key, PauseStretch(a, b, side, tail[len(tail) // 2], board[-1][0], 1 if end > 0 else -1))
     return None if best is None else best[1]
 
 

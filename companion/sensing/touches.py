@@ -704,6 +704,14 @@ def combined(touches: Sequence[Touch], check: Sequence[Touch], *, gate_z2: float
 # missed); charged alike harsher, a beat run into one touch read as the removal at 0.999 (16206)
 MISCOUNT = math.log(0.25)          # fewer touches than expected
 IN_PIECES = math.log(0.05)         # more: one touch found in pieces
+# a gesture the cells read as one touch whose pause swung free from the board and was pressed back onto it
+# (Measurement.pause_back): how often each count of touches shows that. On 16 foreign quiet traces (seeds 27700-31109)
+# 7 of 22 two-touch gestures read as one had it, and 2 of 491 one-touch ones (places pressed twice to seat the pawn);
+# the one-touch share is taken at five times that, the hands at other tables may press twice more often. Without it a
+# beat of like pawns run into one touch was shown as the mover's removal (foreign quiet 30200 at 172.6 s: the beat
+# at 0.36, the move missed)
+BACK_IF_TWO = math.log(1.0 / 3.0)
+BACK_IF_ONE = math.log(0.02)
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from companion.games.balance_model import load_model
-from companion.sensing.identity import doubted, fold
+from companion.sensing.identity import doubted, fold, kept_accounts
 from companion.sensing.inference import (Geometry, Measurement, Resolution, TrackedPawn, apply_candidate,
                                          build_candidate, enumerate_candidates, judge, log_likelihood, rank)
 
@@ -45,6 +45,24 @@ def test_only_accounts_of_the_same_holders_fold_and_their_weight_joins_it():
     assert kept[0][0] == pytest.approx(0.95) and kept[0][1][0].doubt == pytest.approx(0.05 / 0.95)
     assert kept[0][2] == "via a"
     assert kept[1] == [0.6, other, "via b"]                 # other holders: not an identity, left as it was
+
+
+def test_the_accounts_kept_are_each_arrangement_first_then_the_mass_variants():
+    # ours, 10 SPS, seed 30700007: after a beat of like M's, 24 accounts of two arrangements crowded out a third (M at
+    # W2 and W7 or at W3 and W6: the same torque), and a place at W6 that only it left room for was unexplained
+    heavy = [[1.0 - 0.01 * k, pawns(("W3", "M", 5.80 + 0.01 * k), ("W6", "M", 6.00), ("W6", "M", 5.90)), k]
+             for k in range(30)]
+    other = [[0.4, pawns(("W2", "M", 5.80), ("W6", "M", 6.00), ("W7", "M", 5.90)), "true"]]
+    accounts = sorted(heavy + other, key=lambda e: -e[0])
+    kept, dropped = kept_accounts(accounts, 24)
+    assert len(kept) == 24 and other[0] in kept and len(dropped) == len(accounts) - 24
+    assert [e[0] for e in kept] == sorted((e[0] for e in kept), reverse=True)      # heaviest first, as before
+    assert kept[0] is heavy[0] and all(e in heavy for e in dropped)
+    # with room for every account, nothing changes
+    assert kept_accounts(accounts, 40) == (accounts, [])
+    # more arrangements than room: the heaviest of them
+    many = [[1.0 / (k + 1), pawns((f"W{k % 7 + 1}", "L", 10.0), (f"E{k // 7 + 1}", "L", 10.0)), k] for k in range(30)]
+    assert kept_accounts(many, 4)[0] == many[:4]
 
 
 def test_a_pawn_in_doubt_keeps_it_as_it_moves():

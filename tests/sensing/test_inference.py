@@ -91,6 +91,21 @@ def test_a_beat_whose_second_touch_is_placed_loosely_is_told_as_a_beat_flagged()
     assert [q for _, q in top.retold] == sorted((q for _, q in top.retold), reverse=True)
 
 
+def test_a_beat_run_into_one_touch_is_told_as_the_beat_when_its_pause_was_pressed_back_onto_the_board():
+    # foreign quiet 30200 at 172.6 s: an L moved E3 → E5 onto an L, at 10 SPS its two touches one to the cells; the
+    # pause between them swung free from the E board and was pressed back onto it, which one touch does not do
+    pawns = weighed(("E3", "L"), ("E5", "L"), ("W2", "L"), ("W6", "L"))
+    m = touched(measure(-10.0, -10.0 * GEO.x["E3"]), (GEO.x["E3"], 5.0, 10.0))
+    one = verdict(pawns, m, final=True).ranked[0]
+    assert one.candidate.kind == "remove" and one.described < 0.99         # one touch: likelier the removal
+    top = verdict(pawns, replace(m, pause_back=True), final=True).ranked[0]
+    assert (top.candidate.kind, top.candidate.from_holder, top.candidate.to_holder) == ("beat", "E3", "E5")
+    assert top.described < 0.99                                            # still only the hands: flagged
+    # two touches found already say so; the pause adds nothing to them
+    two = touched(m, (GEO.x["E3"], 5.0, 10.0), (GEO.x["E5"], 5.0, 0.0))
+    assert verdict(pawns, replace(two, pause_back=True)).ranked[0] == verdict(pawns, two).ranked[0]
+
+
 def test_a_removal_the_hands_cannot_tell_from_a_beat_is_flagged():
     # no touch placed: the pawn in W3 may have been taken off, or moved onto a like pawn and that one taken
     from companion.sensing.events import Change

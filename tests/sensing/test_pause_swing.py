@@ -179,3 +179,17 @@ def test_a_gesture_the_cells_read_as_one_touch_is_read_for_its_pause_too():
     # ... but not the swing after a single press, which no board ends within the part
     single = [(t, s) for t, s in angle if t < stretch.start] + [(t, 0.0) for t, s in angle if t >= stretch.start]
     assert pause_stretch(single, [(stretch.start, one[0][1] - 0.01)], one, limit) is None
+
+
+def test_a_pause_that_ends_at_the_board_it_left_was_pressed_back_one_that_swings_across_was_not():
+    kw = dict(tau0=900.0, x=97.0, mass=10.0, f_hz=1.2, zeta=0.12, noise=0.002, release=0.05, transit=0.45,
+              push_x=115.0)
+    angle, free, parts, limit = gesture(random.Random(5), **kw)
+    back = pause_stretch(angle, free, parts, limit)
+    assert (back.side, back.end_side) == (1, 1) and back.pressed_back
+    # a lone removal that leaves the arm heavy on the other side: released from the E board it swings across onto
+    # the W board on its own, with no second hand
+    angle, free, parts, limit = gesture(random.Random(5), tau0=600.0, x=97.0, mass=30.0, f_hz=1.2, zeta=0.08,
+                                        noise=0.002, release=0.05, transit=0.7, push_x=0.0)
+    across = pause_stretch(angle, free, [(parts[0][0], parts[1][1])], limit)
+    assert across is not None and (across.side, across.end_side) == (1, -1) and not across.pressed_back

@@ -121,6 +121,8 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.w0 = 0.0
         self.var_w0 = 0.0
         self.t_w0 = 0.0                    # the middle of the readings it was weighed from
+        # (w, var, t) the arm weighed when the follower last held it empty: where an arm emptied comes back to
+        self._empty_weight: tuple[float, float, float] | None = None
         self.tau0 = 0.0
         self.var_tau0 = 0.0
         self.board0 = 0

@@ -10,7 +10,7 @@ from companion.sensing.drift import MIN_SPELL_S
 from companion.sensing.height_fit import HeightFit
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.events import Change
-from companion.sensing.identity import fold
+from companion.sensing.identity import fold, kept_accounts
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
                                          touches_for)
@@ -91,7 +91,7 @@ class Learning:
             if touches:
                 m = replace(m, touches=touches, touches_by_size=by_size, gesture=gesture, other_touches=others,
                             lift=self._pause_lift(gesture) if by_size else (),
-                            lift_torque=self._pause_torque(gesture))
+                            lift_torque=self._pause_torque(gesture), pause_back=self._pause_back(gesture))
         if var_dw < m0.var_dw:
             m = replace(m, dw=dw, var_dw=var_dw, drift=drift)
         return replace(change, measurement=m)
@@ -152,8 +152,8 @@ class Learning:
             else:
                 merged[key] = [w, pawns, c, ll]
         everything = sorted(merged.values(), key=lambda e: -e[0])
-        ordered = everything[:self.s.max_beliefs]
-        fold(ordered, everything[self.s.max_beliefs:])      # (identity.py)
+        ordered, dropped = kept_accounts(everything, self.s.max_beliefs)
+        fold(ordered, dropped)      # (identity.py)
         ordered.sort(key=lambda e: -e[0])
         self._weigh_pending = None
         refine = not replay and not m.censored1 and self.mode != "deciding"

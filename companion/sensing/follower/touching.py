@@ -206,6 +206,13 @@ class TouchReading:
         self._pause_cache = (key, out)
         return self._pause_scaled(out)
 
+    def _pause_back(self, gesture) -> bool:
+        """Whether the pause's free swing, read for some mover, ended at the board it had left: a hand pressed it
+        back there, so the gesture held two touches even where the cells found one (pause_swing.PauseStretch)."""
+        if not self._pause_torque(gesture):
+            return False
+        return self._pause_cache[0][1].pressed_back     # the stretch the read above came from
+
     def _pause_scaled(self, read: dict) -> dict:
         """The pause's torques, each as (g·mm, 1σ as this table's pauses miss, the fit's own 1σ)."""
         c = self.pause_scale.scale

@@ -338,7 +338,11 @@ def test_a_board_that_does_not_match_names_the_holder_and_folds_the_figures_away
                                                                   headers={"Content-Type": "text/event-stream"}))
         page.goto(table.url + "/")
         warn = page.locator("#sensing .sensing-warn")
-        warn.wait_for(timeout=10000)
+        # the page first draws the shared daemon's own state, which may carry a notice an earlier test's arm left
+        # ("a pawn moved before the die was rolled": a make test run); the stream's message then replaces it
+        page.wait_for_function("() => { const w = document.querySelectorAll('#sensing .sensing-warn');"
+                               " return w.length === 1 && w[0].innerText.includes('check holder W6'); }",
+                               timeout=10000)
         assert "check holder W6" in warn.inner_text() and "g·mm" not in warn.inner_text()
         figures = page.locator("#sensing details.sensing-details")
         assert not figures.locator("p").is_visible()           # folded: the players see the holder first

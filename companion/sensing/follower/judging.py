@@ -379,6 +379,8 @@ class Judging:
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
         best = max(e[0] for e in ordered)
+        if any(b.pawns for b in self.beliefs) and not any(e[1] for e in ordered):
+            self._emptied_by_word = False      # the arm seen emptied: its weight now is the empty arm's
         refine = not m.censored1 and not self.board0
         self.beliefs = [Belief(math.log(w / best), pawns, enumerate_candidates(self.geo, pawns),
                                c if refine else None, ll, m if refine else None)
@@ -399,6 +401,7 @@ class Judging:
             # clearing's last removal, explained, until a place 146 s later was not)
             self.beliefs = [Belief(0.0, [], enumerate_candidates(self.geo, []))]
             self._weigh_pending = None
+            self._emptied_by_word = False
 
     def _weighs_empty(self, m: Measurement) -> bool:
         """Whether the arm after the change `m` weighs as it did when the follower last held it empty — within half

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
@@ -11,6 +12,7 @@ from companion.sensing.identity import fold, kept_accounts
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
                                          rank_beliefs)
+from companion.sensing.touches import TouchScale
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
                                                  STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
                                                  _mass_key)
@@ -99,7 +101,7 @@ class Judging:
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
                         tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.touch_scale,
+                        self.hands.gain, gesture, touch_scale=self._touch_scale(),
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
@@ -402,6 +404,10 @@ class Judging:
             self.beliefs = [Belief(0.0, [], enumerate_candidates(self.geo, []))]
             self._weigh_pending = None
             self._emptied_by_word = False
+
+    def _touch_scale(self) -> TouchScale:
+        """The hands' scale on a located σ, a touch that moved less than half the lightest pawn taken as weightless."""
+        return replace(self.hands.touch_scale, weightless_g=0.5 * min(self.geo.mass.values()))
 
     def _weighs_empty(self, m: Measurement) -> bool:
         """Whether the arm after the change `m` weighs as it did when the follower last held it empty — within half

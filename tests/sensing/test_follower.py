@@ -249,6 +249,36 @@ def test_an_arm_emptied_by_a_change_it_explains_after_one_it_did_not_is_known_em
     assert f.occupancy == [("E2", "L")]
 
 
+def test_a_new_game_said_while_pawns_stay_on_the_arm_does_not_teach_the_follower_that_weight_as_empty():
+    # a new game started on the page with last game's pawns still on the arm: the game's word empties the accounts,
+    # but the weight then is not the empty arm's. Taken as such, the arm was "known empty" once the new game's
+    # pawns weighed what the old ones did, and the two pawns just placed were dropped from the accounts
+    sc = TableScript(MODEL, "quiet-10sps", seed=13, hands=STEADY)
+    sc.place("E1", "M")
+    sc.wait(5)
+    sc.place("E3", "L")
+    sc.wait(5)
+    word_at = sc.rows[-1][0]
+    sc.place("W3", "L")
+    sc.wait(5)
+    sc.remove("E1", "M")
+    sc.wait(5)
+    sc.remove("E3", "L")
+    sc.wait(5)
+    sc.place("W1", "M")
+    sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration())
+    events = []
+    said = False
+    for row in sc.rows:
+        events.extend(f.feed(*row))
+        if row[0] >= word_at and not said:
+            f.set_occupancy([])
+            said = True
+    assert [e.event for e in events] == ["place", "place", "place", "unexplained", "unexplained", "place"]
+    assert sorted(f.occupancy) == [("W1", "M"), ("W3", "L")]
+
+
 def test_a_wrong_tare_shows_as_a_board_that_does_not_match():
     sc = TableScript(MODEL, "quiet-10sps", seed=14, hands=STEADY)
     sc.place("E3", "L")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import random
 
 import pytest
@@ -570,3 +571,25 @@ def test_a_loose_touch_is_never_taken_as_surer_for_its_sigma_than_the_tidy_ones(
     assert hs.power >= 0.0
     scale = hs.touch_scale
     assert scale(30.0) >= scale(6.0)
+
+
+def test_a_loose_touch_that_left_no_weight_is_never_taken_as_surer_than_its_own_sigma():
+    """The scale learned from the touches of moves, each of which leaves a pawn's weight that pins it (0.4 here), is
+    not lent to a loose touch that left none. Foreign quiet 27709 at 317 s: a beat's put-down at E2 (115 mm) was
+    located at 63 ± 29 mm; scaled to ± 12 the beat was ruled out (6.5 nats below one to 43 mm) and the mover's
+    removal was shown. A loose touch that left a pawn keeps the learned scale (foreign noisy 80 SPS: floored too, 4
+    moves in 157 more were asked about, all of whose touches had been right)."""
+    from companion.sensing.touches import TouchScale
+
+    tidy = TouchScale(0.4, 0.0, weightless_g=3.0)
+    put_down, put_pawn = Touch(316.8, 318.8, 63.0, 29.0, 0.2), Touch(316.8, 318.8, 63.0, 29.0, -10.0)
+    assert tidy.of(put_pawn) == 0.4 and tidy.of(put_down) == 1.0
+    assert tidy.of(replace(put_down, sigma=5.0)) == 0.4 and tidy.of(replace(put_down, sigma=20.0)) == pytest.approx(0.8)
+    assert TouchScale(1.4, 0.0, weightless_g=3.0).of(put_down) == 1.4     # a table that misses by more keeps its own
+    lift = Touch(315.9, 316.8, -25.5, 1.1, 10.0)
+    near = loglik([lift, put_down], [-25.0, 43.0], jitter_mm=6.0, scale=tidy)
+    truth = loglik([lift, put_down], [-25.0, 115.0], jitter_mm=6.0, scale=tidy)
+    assert near - truth < 2.0          # 52 mm at σ 29: under 2σ, no holder ruled out
+    near = loglik([lift, put_pawn], [-25.0, 43.0], jitter_mm=6.0, scale=tidy)
+    truth = loglik([lift, put_pawn], [-25.0, 115.0], jitter_mm=6.0, scale=tidy)
+    assert near - truth > 4.0          # the same place, pinned by a pawn's weight, still says which holder

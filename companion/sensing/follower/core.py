@@ -123,6 +123,9 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.t_w0 = 0.0                    # the middle of the readings it was weighed from
         # (w, var, t) the arm weighed when the follower last held it empty: where an arm emptied comes back to
         self._empty_weight: tuple[float, float, float] | None = None
+        # the game's word emptied accounts that held pawns (a new game with last game's pawns perhaps still on the
+        # arm): what the arm weighs is not the empty arm's until the follower itself sees the accounts emptied
+        self._emptied_by_word = False
         self.tau0 = 0.0
         self.var_tau0 = 0.0
         self.board0 = 0

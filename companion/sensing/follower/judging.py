@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
@@ -11,6 +12,7 @@ from companion.sensing.identity import fold, kept_accounts
 from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
                                          fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
                                          rank_beliefs)
+from companion.sensing.touches import TouchScale
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
                                                  STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
                                                  _mass_key)
@@ -99,7 +101,7 @@ class Judging:
         m = Measurement(dw, var_dw, self.tau0, var0, tau1, var_tau1, board,
                         tip1, self.geo.tip_sigma ** 2, self.s.rel_weight, self.s.rel_torque,
                         fan if not board else None, pred, touches, by_size, self.hands.sigma_mm,
-                        self.hands.gain, gesture, touch_scale=self.hands.touch_scale,
+                        self.hands.gain, gesture, touch_scale=self._touch_scale(),
                         touch_astray=self.hands.astray, other_touches=others, drift=drift,
                         span_mm=self._touch_span(), swing_before=self.swing_before or (),
                         tip_before=self._tip_torque_for() if free_before else 0.0, push=push,
@@ -379,6 +381,8 @@ class Judging:
         rep = _mass_key(reported)
         ordered.sort(key=lambda e: (_mass_key(e[1]) != rep, -e[0]))
         best = max(e[0] for e in ordered)
+        if any(b.pawns for b in self.beliefs) and not any(e[1] for e in ordered):
+            self._emptied_by_word = False      # the arm seen emptied: its weight now is the empty arm's
         refine = not m.censored1 and not self.board0
         self.beliefs = [Belief(math.log(w / best), pawns, enumerate_candidates(self.geo, pawns),
                                c if refine else None, ll, m if refine else None)
@@ -399,6 +403,11 @@ class Judging:
             # clearing's last removal, explained, until a place 146 s later was not)
             self.beliefs = [Belief(0.0, [], enumerate_candidates(self.geo, []))]
             self._weigh_pending = None
+            self._emptied_by_word = False
+
+    def _touch_scale(self) -> TouchScale:
+        """The hands' scale on a located σ, a touch that moved less than half the lightest pawn taken as weightless."""
+        return replace(self.hands.touch_scale, weightless_g=0.5 * min(self.geo.mass.values()))
 
     def _weighs_empty(self, m: Measurement) -> bool:
         """Whether the arm after the change `m` weighs as it did when the follower last held it empty — within half

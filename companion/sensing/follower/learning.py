@@ -30,6 +30,8 @@ class Learning:
         wanted = nominal_pawns(self.geo, pawns)
         key = sorted((p.holder, p.size) for p in wanted)
         same = [b for b in self.beliefs if sorted((p.holder, p.size) for p in b.pawns) == key]
+        if not wanted and not same:
+            self._emptied_by_word = True
         if same:
             top = max(b.log_weight for b in same)
             for b in same:

@@ -194,7 +194,7 @@ class Weighing:
         cut = ts - max(self.s.guard_s, 2 * max((c.dt for c in self._cell_list), default=0.0))
         self._learn_drift(cut)
         self.w0, self.var_w0, self.t_w0 = self._window_weight(cut)
-        if not any(b.pawns for b in self.beliefs):
+        if not any(b.pawns for b in self.beliefs) and not self._emptied_by_word:
             self._empty_weight = (self.w0, self.var_w0, self.t_w0)
         if self._weigh_pending is not None:
             self._reweigh(*self._weigh_pending)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import urllib.parse
 from pathlib import Path
 
@@ -36,6 +37,10 @@ class SummaryCache:
         self.problem: str | None = None
         self._db: sqlite3.Connection | None = None
         self._usable = True
+        # the history is built in a thread of its own while the daemon may be stopping: a connection closed under
+        # a write in another thread crashed the process (make test, 2026-12-07: a segfault in `save` during `close`)
+        self._lock = threading.RLock()
+        self._closed = False
         if read_only:
             self._open_read_only()
             return
@@ -92,8 +97,12 @@ class SummaryCache:
         self._open()
 
     def load(self) -> dict[int, tuple[int, int, dict]]:
-        """{game id: (last seq, events, summary)} of every row that can be read."""
-        if self.read_only and not self._usable:
+        """{game id: (last seq, events, summary)} of every row that can be read (none once closed)."""
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> dict[int, tuple[int, int, dict]]:
+        if self._closed or self.read_only and not self._usable:
             return {}
         try:
             rows = self._db.execute("SELECT game_id, last_seq, events, summary FROM plays").fetchall()
@@ -114,7 +123,12 @@ class SummaryCache:
         return out
 
     def save(self, rows: dict[int, tuple[int, int, dict]], drop: list[int] = ()) -> None:
-        if self.read_only or not rows and not drop:
+        """Keep `rows` and drop the games `drop`; nothing once closed (a build still running as the daemon stops)."""
+        with self._lock:
+            self._save(rows, drop)
+
+    def _save(self, rows: dict[int, tuple[int, int, dict]], drop: list[int]) -> None:
+        if self._closed or self.read_only or not rows and not drop:
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -133,5 +147,8 @@ class SummaryCache:
             self._give_up(f"cannot write {self.path}: {exc}")
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                if self._db is not None:
+                    self._db.close()

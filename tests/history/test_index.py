@@ -106,6 +106,34 @@ def test_an_unreadable_cache_is_set_aside_and_the_plays_still_come(tmp_path):
     store.close()
 
 
+def test_a_cache_closed_while_the_history_is_built_is_left_as_it_was(tmp_path):
+    # the daemon stops (closing the cache) while the history is still being built in its own thread: the build's
+    # later writes are dropped, the file is kept, and no connection is closed under a write (that crashed the
+    # process: a segfault in `save` during `close`, make test 2026-12-07)
+    import threading
+
+    from companion.history.cache import SummaryCache
+
+    path = tmp_path / "plays.sqlite3"
+    cache = SummaryCache(path, "fp")
+    cache.save({1: (5, 5, {"game": "balance_duels"})})
+    cache.close()
+    cache.save({2: (9, 4, {"game": "balance_duels"})})
+    assert cache.load() == {} and cache.problem is None
+    assert not (tmp_path / "plays.sqlite3.unreadable").exists()
+    again = SummaryCache(path, "fp")
+    assert again.load() == {1: (5, 5, {"game": "balance_duels"})}
+    again.close()
+    # many writes racing a close: each write happens wholly before it, or not at all
+    cache = SummaryCache(path, "fp")
+    rows = {g: (g, 1, {"game": "balance_duels", "n": g}) for g in range(300)}
+    writer = threading.Thread(target=lambda: [cache.save(rows) for _ in range(50)])
+    writer.start()
+    cache.close()
+    writer.join()
+    assert cache.problem is None and not (tmp_path / "plays.sqlite3.unreadable").exists()
+
+
 def test_before_the_first_build_the_history_says_so(tmp_path):
     store = EventStore(tmp_path / "db.sqlite3")
     idx = PlayIndex(store, lambda: ENGINES)

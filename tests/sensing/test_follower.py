@@ -14,11 +14,15 @@ MODEL = load_model("A")
 STEADY = HandStyle(long_press_share=0.0)
 
 
-def follow(script, follower=None, **kw):
+def follow(script, follower=None, word=None, **kw):
+    """The script fed to a follower; `word` (t, pawns): the game says what is on the arm once, from t on."""
     f = follower or ArmFollower(MODEL, script.calibration(), **kw)
     events = []
     for row in script.rows:
         events.extend(f.feed(*row))
+        if word is not None and row[0] >= word[0]:
+            f.set_occupancy(word[1])
+            word = None
     return f, events
 
 
@@ -267,14 +271,7 @@ def test_a_new_game_said_while_pawns_stay_on_the_arm_does_not_teach_the_follower
     sc.wait(5)
     sc.place("W1", "M")
     sc.wait(4)
-    f = ArmFollower(MODEL, sc.calibration())
-    events = []
-    said = False
-    for row in sc.rows:
-        events.extend(f.feed(*row))
-        if row[0] >= word_at and not said:
-            f.set_occupancy([])
-            said = True
+    f, events = follow(sc, word=(word_at, []))
     assert [e.event for e in events] == ["place", "place", "place", "unexplained", "unexplained", "place"]
     assert sorted(f.occupancy) == [("W1", "M"), ("W3", "L")]
 

@@ -28,7 +28,7 @@ from companion.sensing.place_fit import PlaceFit
 from companion.sensing.inference import TrackedPawn, enumerate_candidates
 from companion.sensing.settling import FAMILY, Settling
 from companion.sensing.pause_swing import PauseScale
-from companion.sensing.touches import HandSpread
+from companion.sensing.touches import HandSpread, TouchCounts
 
 VERSION = 1
 MAX_WEIGHED = 50
@@ -53,6 +53,7 @@ def memory_of(f: ArmFollower) -> dict:
         "weigh_pending": None if pending is None else [*pending[0][:2], *pending[1:]],
         "hand_touches": [list(m) for m in f.hands.touches],
         "pause_misses": list(f.pause_scale.misses),
+        "touch_counts": list(f.touch_counts.extra),
         "settling": [[x, [None if e is None else list(e) for e in per]] for x, per in f.settling.rows],
         "settling_fits": [list(fit) for fit in f.settling.fits],
         "drift_looks": [list(look) for look in f.drift.looks],
@@ -106,7 +107,7 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         raise ValueError(f"follower memory: version must be {VERSION}, not {memory.get('version')!r}")
     unknown = sorted(set(memory) - {"version", "swing_scale", "swing_scale_var", "zeta_scale", "zeta_scale_var",
                                     "cells", "accel_noise_mad", "zero_w", "zero_t", "weighed", "beliefs", "weigh_pending", "hand_touches",
-                                    "pause_misses", "settling", "settling_fits", "drift_looks",
+                                    "pause_misses", "touch_counts", "settling", "settling_fits", "drift_looks",
                                     "drift_misses", "height_looks", "place_looks"})
     if unknown:
         raise ValueError(f"follower memory: unknown key {unknown[0]!r}")
@@ -176,6 +177,13 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
             raise ValueError(f"follower memory: pause_misses must be a list of at most {PauseScale.KEEP} numbers "
                              "(a pause's miss, squared, in its own σ)")
         f.pause_scale = PauseScale([_number({"z2": z}, "z2", "pause_misses.", low=0.0, high=1e6) for z in misses])
+    counts = memory.get("touch_counts")     # (none in a memory written before gestures were counted: the prior)
+    if counts is not None:
+        if not isinstance(counts, list) or len(counts) > TouchCounts.KEEP or not all(
+                isinstance(e, int) and not isinstance(e, bool) and abs(e) <= TouchCounts.LIMIT for e in counts):
+            raise ValueError(f"follower memory: touch_counts must be a list of at most {TouchCounts.KEEP} whole "
+                             f"numbers from -{TouchCounts.LIMIT} to {TouchCounts.LIMIT} (touches found less touches made)")
+        f.touch_counts = TouchCounts(counts)
     rows = memory.get("settling")     # (none in a memory written before the settling was learned: the nominal)
     fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)
     if rows is not None or fits is not None:

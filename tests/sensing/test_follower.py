@@ -8,6 +8,7 @@ import pytest
 
 from companion.games.balance_model import load_model
 from companion.sensing.follower import ArmFollower
+from companion.sensing.touches import IN_PIECES
 from companion.simulation.traces import HandStyle, TableScript, with_profile
 
 MODEL = load_model("A")
@@ -52,6 +53,32 @@ def test_placements_moves_and_a_removal_are_followed():
     # each decided within a second and a half of the hands leaving
     for e, a in zip(events, sc.actions):
         assert 0 < e.t - a.hands_off < 1.5
+
+
+def test_each_confirmed_gesture_is_counted_and_the_next_change_judged_by_the_table_s_count():
+    sc = TableScript(MODEL, "quiet-10sps", seed=11, hands=STEADY)
+    for h, size in (("E3", "L"), ("W5", "M"), ("E6", "M"), ("W2", "L")):
+        sc.place(h, size)
+        sc.wait(4)
+    sc.move("E3", "E5", "L")
+    sc.wait(4)
+    sc.move("W5", "W4", "M")
+    sc.wait(4)
+    f = ArmFollower(MODEL, sc.calibration())
+    seen = []
+    for row in sc.rows:
+        for e in f.feed(*row):
+            seen.append(e)
+            # what the change was judged by: the count as it stood, every gesture confirmed before it counted
+            assert e.change.measurement.touch_pieces == pytest.approx(f.touch_counts.pieces)
+            d = e.to_json()
+            move = ({"kind": "place", "size": d["size"], "to_holder": d["holder"]} if d["event"] == "place" else
+                    {"kind": "advance", "size": d["size"], "from_holder": d["from"], "to_holder": d["to"]})
+            f.confirm_move(move, e.change)
+    assert [e.to_json()["event"] for e in seen] == ["place"] * 4 + ["move"] * 2
+    # steady hands: no gesture came apart (a move's two touches may run into one at 10 SPS: a miscount)
+    assert len(f.touch_counts.extra) == 6 and max(f.touch_counts.extra) == 0
+    assert f.touch_counts.pieces < IN_PIECES
 
 
 def test_noisy_fast_sensors_with_glitches_and_drift():

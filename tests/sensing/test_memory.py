@@ -11,6 +11,7 @@ from companion.sensing.follower import ArmFollower
 from companion.sensing.memory import memory_of, resume
 from companion.sensing.pause_swing import PauseScale
 from companion.sensing.settling import FAMILY, NOMINAL, Settling, delay
+from companion.sensing.touches import IN_PIECES
 from companion.simulation.traces import TableScript
 
 MODEL = load_model("A")
@@ -55,6 +56,18 @@ def test_how_far_the_pauses_miss_survives_a_restart():
     assert again.pause_scale.scale == f.pause_scale.scale
     del memory["pause_misses"]      # written before the pauses were read: the prior
     assert resume(MODEL, sc.calibration(), memory).pause_scale.scale == PauseScale.PRIOR
+
+
+def test_how_often_gestures_came_apart_survives_a_restart():
+    sc, f = _follower_with_settling()
+    for found in (1, 1, 2, 1, 3, 2, 1, 1):
+        f.touch_counts.learn(found, 1 if found < 3 else 2)
+    memory = json.loads(json.dumps(memory_of(f)))
+    again = resume(MODEL, sc.calibration(), memory)
+    assert list(again.touch_counts.extra) == [0, 0, 1, 0, 1, 1, 0, 0]
+    assert again.touch_counts.pieces == f.touch_counts.pieces
+    del memory["touch_counts"]      # written before gestures were counted: the prior
+    assert resume(MODEL, sc.calibration(), memory).touch_counts.pieces == pytest.approx(IN_PIECES)
 
 
 def test_a_memory_from_before_the_settling_was_learned_starts_from_the_nominal_shape():
@@ -102,6 +115,11 @@ def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone()
     ("pause_misses", [1.0] * 31, "pause_misses must be a list of at most 30"),
     ("pause_misses", [-1.0], "pause_misses.z2 must be a number from 0"),
     ("pause_misses", [None], "pause_misses.z2 must be a number"),
+    ("touch_counts", {"0": 1}, "touch_counts must be a list of at most 200 whole numbers"),
+    ("touch_counts", [0] * 201, "touch_counts must be a list of at most 200"),
+    ("touch_counts", [5], "from -4 to 4"),
+    ("touch_counts", [0.5], "whole numbers"),
+    ("touch_counts", [True], "whole numbers"),
 ])
 def test_a_bad_learned_memory_is_refused_by_name(key, bad, says):
     sc, f = _follower_with_settling()

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companion.sensing.touches import (IN_PIECES, LIFT_ASTRAY, MISCOUNT, STEP_S, HandSpread, Touch, _grid,
-                                      _interp, _interp_along, _response, _step_matrices, checked, fragments,
+from companion.sensing.touches import (IN_PIECES, LIFT_ASTRAY, MISCOUNT, STEP_S, HandSpread, Touch, TouchCounts,
+                                      _grid, _interp, _interp_along, _response, _step_matrices, checked, fragments,
                                       lift_loglik, locate, loglik, pause_lift, split)
 
 KAPPA = 17000.0
@@ -210,6 +210,36 @@ def test_two_touches_one_placed_loosely_at_the_target_say_a_beat_over_a_removal_
     # while a beat whose touches ran into one costs only the miscount, as a move made in one gesture does
     assert loglik([touch(-45.0, 3.6)], [gain * -43.0, gain * 97.0], **kw) == pytest.approx(MISCOUNT)
     assert MISCOUNT > IN_PIECES
+
+
+def test_how_often_gestures_come_apart_is_learned_from_the_table_s_confirmed_moves():
+    counts = TouchCounts()
+    assert counts.pieces == pytest.approx(IN_PIECES)
+    # a table whose gestures come out as many touches as the moves made (miscounts are not pieces)
+    for k in range(80):
+        counts.learn(1 if k % 10 else 0, 1)      # (a gesture where no touch was found says nothing)
+        counts.learn(2 if k % 7 else 1, 2)
+    assert len(counts.extra) == 152
+    assert counts.pieces < IN_PIECES - math.log(4.0)
+    for _ in range(TouchCounts.KEEP):
+        counts.learn(1, 1)
+    assert counts.pieces == pytest.approx(math.log(TouchCounts.LOW))      # never judged rarer than that
+    # a table whose hands press twice to seat a pawn, once in five: the count follows it (the oldest give way)
+    for k in range(TouchCounts.KEEP):
+        counts.learn(3 if k % 5 == 0 else 2, 2)
+    assert math.exp(counts.pieces) == pytest.approx((TouchCounts.PRIOR * TouchCounts.PRIOR_N + 40) / 220)
+    counts.learn(12, 1)
+    assert counts.extra[-1] == TouchCounts.LIMIT
+
+    # foreign quiet 32003 at 356.8 s, in short: a beat whose put-down left no weight, placed loosely (fitted knowing
+    # the mover rode between the touches), against the lifter's removal with the same gesture read in two pieces
+    # near its holder. Where gestures never come apart, the beat is the likelier; at the prior, the removal was
+    gain, kw = 0.963, dict(jitter_mm=5.9, scale=0.5)
+    beat = loglik([touch(-46.6, 1.8), touch(55.0, 25.0)], [gain * -43.0, gain * 97.0], **kw)
+    in_pieces = [touch(-46.0, 1.8), touch(-41.0, 6.0)]
+    assert loglik(in_pieces, [gain * -43.0], **kw) > beat
+    never = TouchCounts([0] * 100)
+    assert loglik(in_pieces, [gain * -43.0], pieces=never.pieces, **kw) < beat - 0.5
 
 
 def test_a_piece_found_astray_costs_no_more_than_a_stray_touch():

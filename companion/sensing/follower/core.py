@@ -17,7 +17,7 @@ from companion.sensing.height_fit import HeightFit
 from companion.sensing.pause_swing import PauseScale
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.settling import Settling
-from companion.sensing.touches import HandSpread
+from companion.sensing.touches import HandSpread, TouchCounts
 
 from companion.sensing.follower.weighing import Weighing
 from companion.sensing.follower.swinging import SwingReading
@@ -109,6 +109,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self._touch_cache: tuple[tuple[float, float], int, tuple] | None = None
         self.settling = Settling()         # how this table's load cells reach a step (settling.py)
         self.hands = HandSpread()          # where this table's touches are located, against the holders touched
+        self.touch_counts = TouchCounts()  # how often the cells find a gesture in more touches than it made
         self.drift = ZeroDrift()           # how fast the cells' summed zero drifts (drift.py)
         self._drift_to = -math.inf         # the end of the last settled spell it learned from
         self._next_eval = -math.inf

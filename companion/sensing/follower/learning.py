@@ -248,6 +248,8 @@ class Learning:
         rests after the move."""
         if self._hands_pending is not None:
             self._learn_hands_later(self.t)
+        # (counted as judged: the touches placed again later are placed knowing how many the move made)
+        self.touch_counts.learn(len(touches_for(best, m)), len(best.touch_x))
         self._drift_from_move(best, m)
         got = (m.lift_torque or {}).get(best.size)
         if got is not None and best.lifts is not None and len(best.touch_x) == 2:

@@ -65,14 +65,27 @@ def separation(model: Model, action: Action) -> float:
     after_side = (1 if tau_after > 0 else -1) if action.tipped_after else 0
     true_dw = sum(m for _, _, m in after) - sum(m for _, _, m in before)
     true_dt = tau_after - tau_before
+    # the pawn a placing puts on the arm weighs what it weighs whichever holder it goes to: the others placing one
+    # of its size are taken with its true mass (with the nominal, a heavy L that tipped the arm from W6 was "told
+    # apart" from the same L tipping it from W5, which the angle on the board cannot do: our seed 32600018, 344 s)
+    placed = {}
+    if action.kind == "place":
+        rest = list(before)
+        for h, s, m in after:
+            if (h, s, m) in rest:
+                rest.remove((h, s, m))
+            else:
+                placed[s] = m - geo.mass[s]
     nearest = math.inf
     for c in enumerate_candidates(geo, pawns):
         if c.key == true_key:
             continue
-        dw2 = ((c.mean_w - true_dw) / SAME_WEIGHT_G) ** 2
+        extra = placed.get(c.size, 0.0) if c.kind == "place" else 0.0
+        mean_w, mean_t = c.mean_w + extra, c.mean_t + extra * (geo.x[c.holder] if extra else 0.0)
+        dw2 = ((mean_w - true_dw) / SAME_WEIGHT_G) ** 2
         if dw2 >= 1.0:
             continue
-        alt_after = tau_before + c.mean_t
+        alt_after = tau_before + mean_t
         alt_side = side(alt_after)
         if after_side:
             if alt_side == after_side:
@@ -84,7 +97,7 @@ def separation(model: Model, action: Action) -> float:
             # resting on the board before: only the torque after is read
             nearest = min(nearest, math.sqrt(dw2 + ((alt_after - tau_after) / SAME_TORQUE_GMM) ** 2))
             continue
-        nearest = min(nearest, math.sqrt(dw2 + ((c.mean_t - true_dt) / SAME_TORQUE_GMM) ** 2))
+        nearest = min(nearest, math.sqrt(dw2 + ((mean_t - true_dt) / SAME_TORQUE_GMM) ** 2))
     return nearest
 
 

@@ -23,6 +23,22 @@ def test_moves_that_torque_alike_are_indistinguishable():
                                          masses_after=[("E4", "L", 10.4), ("W1", "L", 9.6)]))
 
 
+def test_a_heavy_pawn_placed_where_it_tips_the_arm_is_not_told_from_the_same_pawn_tipping_it_elsewhere():
+    # our seed 32600018 at 344 s: an L of 10.32 g placed in W6 tipped the arm; in W5 or W7 it would have tipped it
+    # alike, and the angle on the board says no more than "tipped" (the nominal 10 g L was 1.1 units off in weight)
+    before = [("E4", "L"), ("E7", "L"), ("W4", "L"), ("W5", "L"), ("W2", "L"), ("W4", "L"), ("E5", "L"), ("W2", "L"),
+              ("W6", "L")]
+    masses = [(h, s, 10.0) for h, s in before]
+    tipping = Action("place", 0.0, 1.0, before, before + [("W6", "L")], size="L", holder="W6", tipped_after=True,
+                     masses_before=masses, masses_after=masses + [("W6", "L", 10.32)])
+    assert not distinguishable(MODEL, tipping)
+    # while resting free after, where it went is in the torque, whatever it weighs
+    calm = [(h, s, m) for h, s, m in masses if h != "W6"]
+    free = Action("place", 0.0, 1.0, [(h, s) for h, s, _ in calm], [(h, s) for h, s, _ in calm] + [("W6", "L")],
+                  size="L", holder="W6", masses_before=calm, masses_after=calm + [("W6", "L", 10.32)])
+    assert distinguishable(MODEL, free)
+
+
 def test_a_short_session_scores_clean():
     sc = TableScript(MODEL, "quiet-10sps", seed=31, hands=HandStyle(long_press_share=0.0))
     sc.place("E2", "L")

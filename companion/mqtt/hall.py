@@ -175,7 +175,12 @@ class HallBoard:
                 self._set_link(DISCONNECTED, f"the broker at {self.broker}:{self.port} refused the connection: "
                                              f"{reason_code}")
                 return
-            client.subscribe([(self.state_filter, 1), (self.availability_filter, 1)])
+            # availability first, in a SUBSCRIBE of its own: the broker sends each subscription's retained messages
+            # in turn, and a hall starting into a flood of retained states must already know which tables are
+            # online, or it makes room by dropping a live table whose state came before its `online` (its card then
+            # stayed without a state until the table next changed: tests/mqtt/test_floods.py, once in CI)
+            client.subscribe(self.availability_filter, 1)
+            client.subscribe(self.state_filter, 1)
             self._set_link(CONNECTED)
         except Exception:  # paho would drop it silently: logged below
             log.exception("hall: on_connect failed")

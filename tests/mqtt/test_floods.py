@@ -54,6 +54,31 @@ def test_a_retained_flood_leaves_the_hall_bounded_and_a_live_tables_card_live(br
         board.stop()
 
 
+def test_a_hall_that_starts_into_a_retained_flood_has_the_live_tables_state_at_once(broker, tables):
+    """The broker sends a new hall its retained messages subscription by subscription: were the states first, the
+    live table's state would come before its `online`, and the flood would push it out as one of its own kind; its
+    card would then stay without a state until the table next changed. Nothing is published here after the flood."""
+    t = tables(broker.port, "t1")
+    board = board_for(broker)
+    stranger = Stranger(broker.port)
+    try:
+        wait_until(lambda: rows(board).get("t1", {}).get("seq") == t.host.seq, what="the live table on the hall")
+        flood = retained_flood(HALL, 3 * H.MAX_TABLES, 6000, random.Random(35))
+        stranger.publish_all(flood + [(f"companion/{HALL}/zz-last/state", b'{"name": "last"}')], retain=True)
+        wait_until(lambda: "zz-last" in rows(board), what="the whole flood at the hall")
+        late = board_for(broker)
+        try:
+            wait_until(lambda: "zz-last" in rows(late), what="the flood at a hall that starts into it")
+            wait_until(lambda: rows(late).get("t1", {}).get("seq") == t.host.seq, timeout=5,
+                       what="the live table's retained state", detail=lambda: rows(late).get("t1"))
+            assert rows(late)["t1"]["online"] is True and len(rows(late)) <= H.MAX_TABLES
+        finally:
+            late.stop()
+    finally:
+        stranger.close()
+        board.stop()
+
+
 def test_connections_under_the_tables_documented_id_knock_nothing_off(broker, tables, watchers):
     """The fixed id a table once had (`companion-<hall>-<table>`, in the docs): connecting under it takes over
     nobody now, so the broker publishes no last will and the table's link never drops."""

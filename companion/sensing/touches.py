@@ -753,17 +753,19 @@ class TouchCounts:
 
     def __init__(self, extra: Sequence[int] = ()):
         self.extra: deque[int] = deque((int(e) for e in extra), maxlen=self.KEEP)
+        self._count()
 
     def learn(self, found: int, made: int) -> None:
         """A confirmed move made `made` touches where the cells found `found` (none found says nothing)."""
         if found > 0 and made > 0:
             self.extra.append(max(-self.LIMIT, min(self.LIMIT, found - made)))
+            self._count()
 
-    @property
-    def pieces(self) -> float:
-        """log of the share of gestures found in more touches than made: what `loglik` charges for it."""
+    def _count(self) -> None:
+        # (once per confirmed move, not at every look the follower takes)
         more = sum(1 for e in self.extra if e > 0)
-        return math.log(max(self.LOW, (self.PRIOR * self.PRIOR_N + more) / (self.PRIOR_N + len(self.extra))))
+        # log of the share of gestures found in more touches than made: what `loglik` charges for it
+        self.pieces = math.log(max(self.LOW, (self.PRIOR * self.PRIOR_N + more) / (self.PRIOR_N + len(self.extra))))
 
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,

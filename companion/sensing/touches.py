@@ -737,9 +737,11 @@ class TouchCounts:
     """How often, at this table, the cells find a gesture in more touches than its move made: learned from the
     moves the game confirmed, with IN_PIECES's share as a prior worth PRIOR_N gestures.
 
-    Neither simulator has a hand that presses twice to seat a pawn: on the foreign arm 0 of 562 confirmed gestures
-    at 10 SPS and 0 of 236 at 80 came apart, on ours 0 of 324 at quiet 10 SPS and 2 of 239 at noisy 80. A table's
-    hands may well do it often, so the share is learned, not lowered: where gestures never come apart, "a removal
+    `split` cuts a gesture only where the weight dips below the weight before (a press let go and taken again
+    before the pawn is down, a noisy press): on the foreign arm 0 of 562 confirmed gestures at 10 SPS and 0 of 236
+    at 80 came apart, on ours 0 of 324 at quiet 10 SPS and 2 of 239 at noisy 80 (a second press that seats a pawn
+    already down keeps the weight up: on a probe whose hands did that on 30 % of put-downs, 1 of 25). A table's
+    hands may well do it more often, so the share is learned, not lowered: where gestures never come apart, "a removal
     found in two pieces" soon costs what it costs there, and a beat whose put-down left no weight is no longer
     shown as the mover's removal (foreign quiet 32003 at 356.8 s: two touches found, the put-down placed near W6
     at 1.5σ, the removal in pieces held at 0.69 against the beat). Never below LOW: a few hundred gestures cannot

@@ -182,7 +182,8 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
         if not isinstance(counts, list) or len(counts) > TouchCounts.KEEP or not all(
                 isinstance(e, int) and not isinstance(e, bool) and abs(e) <= TouchCounts.LIMIT for e in counts):
             raise ValueError(f"follower memory: touch_counts must be a list of at most {TouchCounts.KEEP} whole "
-                             f"numbers from -{TouchCounts.LIMIT} to {TouchCounts.LIMIT} (touches found less touches made)")
+                             f"numbers from -{TouchCounts.LIMIT} to {TouchCounts.LIMIT} "
+                             "(touches found less touches made)")
         f.touch_counts = TouchCounts(counts)
     rows = memory.get("settling")     # (none in a memory written before the settling was learned: the nominal)
     fits = memory.get("settling_fits")     # (nor in one written before the fits were kept)

@@ -15,12 +15,16 @@ MODEL = load_model("A")
 STEADY = HandStyle(long_press_share=0.0)
 
 
-def follow(script, follower=None, word=None, **kw):
-    """The script fed to a follower; `word` (t, pawns): the game says what is on the arm once, from t on."""
+def follow(script, follower=None, word=None, each=None, **kw):
+    """The script fed to a follower; `word` (t, pawns): the game says what is on the arm once, from t on; `each`:
+    called with the follower and every event as it comes (the game's answer to it)."""
     f = follower or ArmFollower(MODEL, script.calibration(), **kw)
     events = []
     for row in script.rows:
-        events.extend(f.feed(*row))
+        got = f.feed(*row)
+        events.extend(got)
+        for e in got if each is not None else ():
+            each(f, e)
         if word is not None and row[0] >= word[0]:
             f.set_occupancy(word[1])
             word = None
@@ -64,17 +68,16 @@ def test_each_confirmed_gesture_is_counted_and_the_next_change_judged_by_the_tab
     sc.wait(4)
     sc.move("W5", "W4", "M")
     sc.wait(4)
-    f = ArmFollower(MODEL, sc.calibration())
-    seen = []
-    for row in sc.rows:
-        for e in f.feed(*row):
-            seen.append(e)
-            # what the change was judged by: the count as it stood, every gesture confirmed before it counted
-            assert e.change.measurement.touch_pieces == pytest.approx(f.touch_counts.pieces)
-            d = e.to_json()
-            move = ({"kind": "place", "size": d["size"], "to_holder": d["holder"]} if d["event"] == "place" else
-                    {"kind": "advance", "size": d["size"], "from_holder": d["from"], "to_holder": d["to"]})
-            f.confirm_move(move, e.change)
+
+    def confirm(f, e):
+        # what the change was judged by: the count as it stood, every gesture confirmed before it counted
+        assert e.change.measurement.touch_pieces == pytest.approx(f.touch_counts.pieces)
+        d = e.to_json()
+        move = ({"kind": "place", "size": d["size"], "to_holder": d["holder"]} if d["event"] == "place" else
+                {"kind": "advance", "size": d["size"], "from_holder": d["from"], "to_holder": d["to"]})
+        f.confirm_move(move, e.change)
+
+    f, seen = follow(sc, each=confirm)
     assert [e.to_json()["event"] for e in seen] == ["place"] * 4 + ["move"] * 2
     # steady hands: no gesture came apart (a move's two touches may run into one at 10 SPS: a miscount)
     assert len(f.touch_counts.extra) == 6 and max(f.touch_counts.extra) == 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.swing import G_MM_S2
@@ -439,6 +439,8 @@ class Measurement:
     tip_before: float = field(default=0.0, compare=False, repr=False)
     # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    # ... and what the swing before says for each Σ m·x² of a belief (_swing_before)
+    _swing_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
@@ -486,19 +488,31 @@ def swing_after(c: Candidate, m: Measurement, load: float) -> tuple[float, float
     on the stiffness, a big swing's nonlinearity). A measurement the prediction disowns (beyond 3σ of both) is
     not used: a swing fitted in the wrong minimum must not make every candidate sure of a wrong ω."""
     omega, rel = m.swing.at(load + c.d_inertia)[0], m.swing.rel_sigma
-    if not m.swing_before:
+    base = m._swing_said.get(load)
+    if base is None:
+        base = m._swing_said[load] = _swing_before(m, load)
+    if not base:
         return omega, rel
-    before, var_before = m.swing_before
-    ln_off = math.log(before / m.swing.at(load)[0])
-    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
-        return omega, rel
-    # (a loaded arm's stiffness, and how much of m·x² a pawn adds, as calibrated or learned)
-    inertia = m.swing.swing.inertia_at(before, m.swing.mass_g)
+    before, var_before, inertia = base
     change = -0.5 * math.log(max(0.05, 1.0 + m.swing.swing.growth * c.d_inertia / inertia))
     rel_after = math.sqrt(var_before + (RATIO_INERTIA_REL * change) ** 2 + RATIO_FLOOR ** 2)
     if rel_after >= rel:
         return omega, rel
     return before * math.exp(change), rel_after
+
+
+def _swing_before(m: Measurement, load: float) -> tuple:
+    """(ω before, the variance of its log, the inertia κ·g / ω² it gives) when the swing measured before the change
+    fits what the pawns of Σ m·x² `load` predict (within 3σ), else (): the same for every candidate of a belief."""
+    if not m.swing_before:
+        return ()
+    before, var_before = m.swing_before
+    rel = m.swing.rel_sigma
+    ln_off = math.log(before / m.swing.at(load)[0])
+    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
+        return ()
+    # (a loaded arm's stiffness, and how much of m·x² a pawn adds, as calibrated or learned)
+    return before, var_before, m.swing.swing.inertia_at(before, m.swing.mass_g)
 
 
 def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
@@ -739,9 +753,9 @@ class Scored:
                 "log_likelihood": round(self.log_likelihood, 2)}
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One way the change could have happened: from hypothesis `hypothesis`, by `candidate`."""
+class Pair(NamedTuple):
+    """One way the change could have happened: from hypothesis `hypothesis`, by `candidate` (a tuple: one is made
+    for every candidate of every belief at every look)."""
 
     weight: float
     hypothesis: int

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.swing import G_MM_S2
@@ -312,37 +312,50 @@ def _predicted(geo: Geometry, pawns: Sequence[TrackedPawn], take: Sequence[int],
     return (mw, mt, cww, cwt, ctt), di, moved
 
 
-def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
-    """Every change one hand can make in one go, given the pawns on the arm."""
+def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn], memo: dict | None = None) -> list[Candidate]:
+    """Every change one hand can make in one go, given the pawns on the arm.
+
+    `memo` (kept by the caller for one `geo`) holds candidates built before: a move's depends only on its pawn, that
+    pawn's place in the list and where it goes, a placement on nothing on the arm — the accounts of one table share
+    most of theirs, change after change."""
+    if memo is None:
+        memo = {}
+
+    def made(key: tuple, kind: str, **how: Any) -> Candidate:
+        c = memo.get(key)
+        if c is None:
+            c = memo[key] = build_candidate(geo, kind, pawns, **how)
+        return c
+
     count: dict[str, int] = {}
     for p in pawns:
         count[p.holder] = count.get(p.holder, 0) + 1
     cap = geo.capacity
-    out = [build_candidate(geo, "none", pawns)]
+    out = [made(("none",), "none")]
     for h in geo.order:
         if count.get(h, 0) < cap[h]:
             for size in geo.mass:
-                out.append(build_candidate(geo, "place", pawns, put=[(h, size)], size=size, holder=h))
+                out.append(made(("place", h, size), "place", put=[(h, size)], size=size, holder=h))
     seen_variant: set[tuple] = set()
     for i, p in enumerate(pawns):
         variant = (p.holder, p.size, p.mass_g)
         if variant in seen_variant:
             continue  # a second pawn of the same size and weight in the same holder changes nothing
         seen_variant.add(variant)
-        out.append(build_candidate(geo, "remove", pawns, take=[i], size=p.size, holder=p.holder))
+        out.append(made(("remove", i, p), "remove", take=[i], size=p.size, holder=p.holder))
         for k in geo.order:
             if k == p.holder:
                 continue
             if count.get(k, 0) < cap[k]:
-                out.append(build_candidate(geo, "move", pawns, relocate=(i, k), size=p.size, from_holder=p.holder,
-                                  to_holder=k))
+                out.append(made(("move", i, p, k), "move", relocate=(i, k), size=p.size, from_holder=p.holder,
+                                to_holder=k))
             for j, v in enumerate(pawns):
                 if j == i or v.holder not in geo.beats[k]:
                     continue
                 room = count.get(k, 0) - (1 if v.holder == k else 0)
                 if room < cap[k]:
-                    out.append(build_candidate(geo, "beat", pawns, take=[j], relocate=(i, k), size=p.size,
-                                      from_holder=p.holder, to_holder=k, victim=(v.holder, v.size)))
+                    out.append(made(("beat", i, p, k, j, v), "beat", take=[j], relocate=(i, k), size=p.size,
+                                    from_holder=p.holder, to_holder=k, victim=(v.holder, v.size)))
     if len(pawns) >= 2:
         out.append(build_candidate(geo, "clear", pawns, take=list(range(len(pawns)))))
     return out
@@ -753,13 +766,9 @@ class Scored:
                 "log_likelihood": round(self.log_likelihood, 2)}
 
 
-class Pair(NamedTuple):
-    """One way the change could have happened: from hypothesis `hypothesis`, by `candidate` (a tuple: one is made
-    for every candidate of every belief at every look)."""
-
-    weight: float
-    hypothesis: int
-    candidate: Candidate
+# One way the change could have happened: (its probability, the belief it starts from, the candidate). A plain tuple:
+# one is made for every candidate of every belief at every look, and a named one's constructor cost 2 % of a replay
+Pair = tuple[float, int, Candidate]
 
 
 @dataclass(frozen=True)
@@ -816,7 +825,7 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
     pairs = []
     for w, sc, d2, hi, c in weighted:
         p = w / total
-        pairs.append(Pair(p, hi, c))
+        pairs.append((p, hi, c))
         entry = by_key.get(c.key)
         if entry is None:
             by_key[c.key] = [p, sc, d2]
@@ -850,7 +859,7 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
         out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
                           tuple((e[3], e[0]) for e in sorted(told[1:], key=lambda e: -e[0]))))
     out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
-    pairs.sort(key=lambda pr: -pr.weight)
+    pairs.sort(key=lambda pr: -pr[0])
     return out, pairs
 
 

@@ -24,8 +24,9 @@ from companion.sensing.follower.swinging import SwingReading
 from companion.sensing.follower.touching import TouchReading
 from companion.sensing.follower.judging import Judging
 from companion.sensing.follower.learning import Learning
-from companion.sensing.follower.settings import (ACCEL_AXES, BOARD_LEVELS, Belief, CANDIDATE_SETS, FollowerSettings,
-                                                 REMEMBERED_CHANGES, UNMEASURED_REL, ZETA_UNMEASURED_REL)
+from companion.sensing.follower.settings import (ACCEL_AXES, BOARD_LEVELS, Belief, CANDIDATE_PARTS, CANDIDATE_SETS,
+                                                 FollowerSettings, REMEMBERED_CHANGES, UNMEASURED_REL,
+                                                 ZETA_UNMEASURED_REL)
 from companion.sensing.follower.weighing import _Cell
 
 
@@ -85,6 +86,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.angle: deque[tuple[float, float]] = deque()
         # the candidates of the pawn sets the accounts held lately (_candidates), for the arm's geometry as it was
         self._cands: dict[tuple[TrackedPawn, ...], list[Candidate]] = {}
+        self._cand_parts: dict[tuple, Candidate] = {}       # ... and each candidate by what it depends on
         self._cands_geo = self.geo
         start = nominal_pawns(self.geo, pawns)
         self.beliefs: list[Belief] = [Belief(0.0, start, self._candidates(start))]
@@ -230,13 +232,14 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         """Every change one hand can make to `pawns` (enumerate_candidates), shared while the geometry stands: the
         game's confirmation rebuilds the very accounts the decision just made, and a change judged "nothing" keeps
         them — a tenth of a replay went to building the same candidates again."""
-        if self._cands_geo is not self.geo:
+        if self._cands_geo is not self.geo or len(self._cand_parts) > CANDIDATE_PARTS:
             self._cands.clear()
+            self._cand_parts.clear()
             self._cands_geo = self.geo
         key = tuple(pawns)
         got = self._cands.get(key)
         if got is None:
-            got = self._cands[key] = enumerate_candidates(self.geo, key)
+            got = self._cands[key] = enumerate_candidates(self.geo, key, self._cand_parts)
             if len(self._cands) > CANDIDATE_SETS:
                 del self._cands[next(iter(self._cands))]
         return got

@@ -358,19 +358,19 @@ class Judging:
     def _carry_beliefs(self, m: Measurement, pairs, reported: list[TrackedPawn]) -> None:
         """Every account still possible after the change, the reported one first among equals."""
         merged: dict[tuple, list] = {}
-        floor = pairs[0].weight * KEEP_BELIEF
+        floor = pairs[0][0] * KEEP_BELIEF
         table = self._belief_table()
-        for pr in pairs:
-            if pr.weight < floor:
+        for weight, hi, cand in pairs:
+            if weight < floor:
                 break
-            src = self.beliefs[pr.hypothesis].pawns
-            pawns = apply_candidate(self.geo, src, pr.candidate, placed_mass=self._placed_mass(pr.candidate, m))
+            src = self.beliefs[hi].pawns
+            pawns = apply_candidate(self.geo, src, cand, placed_mass=self._placed_mass(cand, m))
             occ = _mass_key(pawns)
             if occ in merged:
-                merged[occ][0] += pr.weight
+                merged[occ][0] += weight
             else:
-                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2], table[pr.hypothesis][3])[0]
-                merged[occ] = [pr.weight, pawns, pr.candidate, ll]
+                ll = log_likelihood(cand, m, table[hi][2], table[hi][3])[0]
+                merged[occ] = [weight, pawns, cand, ll]
             if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
                 break
         cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else self.s.max_beliefs

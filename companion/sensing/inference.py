@@ -450,7 +450,8 @@ class Measurement:
     # the tip torque of the arm as it was before the change, when it was seen resting free then at tau0 (0: it was
     # not): its tip torque then lay beyond tau0, which bounds the one after (`_log_tip`)
     tip_before: float = field(default=0.0, compare=False, repr=False)
-    # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
+    # what the touches said of each (touch_x, size) asked about, and with the pause's word on each mover's (mass, σ)
+    # (_hands): every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
     # ... and what the swing before says for each Σ m·x² of a belief (_swing_before)
     _swing_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -694,9 +695,18 @@ def _hands(c: Candidate, m: Measurement) -> float:
     if not m.touches or not c.touch_x:
         return 0.0
     key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
+    whole = m._hands_said.get((key, c.lifts))
+    if whole is not None:
+        return whole
     said = m._hands_said.get(key)
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
+    m._hands_said[(key, c.lifts)] = said = _with_pause(said, c, m)
+    return said
+
+
+def _with_pause(said: float, c: Candidate, m: Measurement) -> float:
+    """`said` and what the pause between a move's touches says of `c`: its count, its lift, its swing."""
     if m.pause_back and len(m.touches) == 1:
         # the cells found one touch, the pause between two: what a count of touches that many says of it
         from companion.sensing.touches import BACK_IF_ONE, BACK_IF_TWO
@@ -826,17 +836,20 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
     for w, sc, d2, hi, c in weighted:
         p = w / total
         pairs.append((p, hi, c))
-        entry = by_key.get(c.key)
+        key = c.key
+        entry = by_key.get(key)
         if entry is None:
-            by_key[c.key] = [p, sc, d2]
-        else:
-            entry[0] += p
-            if sc > entry[1]:
-                entry[1:3] = [sc, d2]
-        told = tellings.setdefault(c.key, {})
-        said = told.get(_telling(c))
+            by_key[key] = [p, sc, d2]
+            tellings[key] = {_telling(c): [p, sc, hi, c]}
+            continue
+        entry[0] += p
+        if sc > entry[1]:
+            entry[1:3] = [sc, d2]
+        told = tellings[key]
+        telling = _telling(c)
+        said = told.get(telling)
         if said is None:
-            told[_telling(c)] = [p, sc, hi, c]
+            told[telling] = [p, sc, hi, c]
         else:
             said[0] += p
             if sc > said[1]:
@@ -849,6 +862,11 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
     placed = any(tc.x is not None for tc in m.touches)
     out = []
     for key, (p, sc, d2) in by_key.items():
+        ways = tellings[key]
+        if len(ways) == 1:      # (most changes have one description: nothing to choose)
+            (shown, _, hi, c), = ways.values()
+            out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0, ()))
+            continue
         kinds: dict[str, float] = {}
         for e in tellings[key].values():
             kinds[e[3].kind] = kinds.get(e[3].kind, 0.0) + e[0]

@@ -58,6 +58,8 @@ class TableTime:
 
 def sample_value(sensor: str, value: float) -> float | int:
     """A sample as a trace file can carry it exactly (the follower is given this same value)."""
+    if type(value) is int and COUNTS_MIN <= value <= COUNTS_MAX and sensor not in ACCEL and sensor != "tilt":
+        return value        # a load cell's reading as a trace holds it: most of the rows of a replay
     if sensor in ACCEL:
         return round(min(ACCEL_LIMIT_G, max(-ACCEL_LIMIT_G, float(value))), DIGITS)
     if sensor == "tilt":

@@ -228,7 +228,7 @@ class Replay:
     def _live(self, t: float) -> None:
         """What the page would show on its next look: a lasting disagreement between the arm and the game."""
         self._next_live = t + LIVE_EVERY_S
-        mismatch = self.arm.live().get("mismatch")
+        mismatch = self.arm.mismatch_shown()[0]
         if mismatch is not None and mismatch != self._mismatch:
             self._notice(t, mismatch)
         self._mismatch = mismatch

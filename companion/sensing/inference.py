@@ -312,37 +312,50 @@ def _predicted(geo: Geometry, pawns: Sequence[TrackedPawn], take: Sequence[int],
     return (mw, mt, cww, cwt, ctt), di, moved
 
 
-def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
-    """Every change one hand can make in one go, given the pawns on the arm."""
+def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn], memo: dict | None = None) -> list[Candidate]:
+    """Every change one hand can make in one go, given the pawns on the arm.
+
+    `memo` (kept by the caller for one `geo`) holds candidates built before: a move's depends only on its pawn, that
+    pawn's place in the list and where it goes, a placement on nothing on the arm — the accounts of one table share
+    most of theirs, change after change."""
+    if memo is None:
+        memo = {}
+
+    def made(key: tuple, kind: str, **how: Any) -> Candidate:
+        c = memo.get(key)
+        if c is None:
+            c = memo[key] = build_candidate(geo, kind, pawns, **how)
+        return c
+
     count: dict[str, int] = {}
     for p in pawns:
         count[p.holder] = count.get(p.holder, 0) + 1
     cap = geo.capacity
-    out = [build_candidate(geo, "none", pawns)]
+    out = [made(("none",), "none")]
     for h in geo.order:
         if count.get(h, 0) < cap[h]:
             for size in geo.mass:
-                out.append(build_candidate(geo, "place", pawns, put=[(h, size)], size=size, holder=h))
+                out.append(made(("place", h, size), "place", put=[(h, size)], size=size, holder=h))
     seen_variant: set[tuple] = set()
     for i, p in enumerate(pawns):
         variant = (p.holder, p.size, p.mass_g)
         if variant in seen_variant:
             continue  # a second pawn of the same size and weight in the same holder changes nothing
         seen_variant.add(variant)
-        out.append(build_candidate(geo, "remove", pawns, take=[i], size=p.size, holder=p.holder))
+        out.append(made(("remove", i, p), "remove", take=[i], size=p.size, holder=p.holder))
         for k in geo.order:
             if k == p.holder:
                 continue
             if count.get(k, 0) < cap[k]:
-                out.append(build_candidate(geo, "move", pawns, relocate=(i, k), size=p.size, from_holder=p.holder,
-                                  to_holder=k))
+                out.append(made(("move", i, p, k), "move", relocate=(i, k), size=p.size, from_holder=p.holder,
+                                to_holder=k))
             for j, v in enumerate(pawns):
                 if j == i or v.holder not in geo.beats[k]:
                     continue
                 room = count.get(k, 0) - (1 if v.holder == k else 0)
                 if room < cap[k]:
-                    out.append(build_candidate(geo, "beat", pawns, take=[j], relocate=(i, k), size=p.size,
-                                      from_holder=p.holder, to_holder=k, victim=(v.holder, v.size)))
+                    out.append(made(("beat", i, p, k, j, v), "beat", take=[j], relocate=(i, k), size=p.size,
+                                    from_holder=p.holder, to_holder=k, victim=(v.holder, v.size)))
     if len(pawns) >= 2:
         out.append(build_candidate(geo, "clear", pawns, take=list(range(len(pawns)))))
     return out
@@ -437,8 +450,11 @@ class Measurement:
     # the tip torque of the arm as it was before the change, when it was seen resting free then at tau0 (0: it was
     # not): its tip torque then lay beyond tau0, which bounds the one after (`_log_tip`)
     tip_before: float = field(default=0.0, compare=False, repr=False)
-    # what the touches said of each (touch_x, size) asked about: every belief holds its own copy of most candidates
+    # what the touches said of each (touch_x, size) asked about, and with the pause's word on each mover's (mass, σ)
+    # (_hands): every belief holds its own copy of most candidates
     _hands_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    # ... and what the swing before says for each Σ m·x² of a belief (_swing_before)
+    _swing_said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def combine(self, later: "Measurement") -> "Measurement":
         """This change followed by `later`, seen as one (for a pawn lifted off and put back elsewhere)."""
@@ -486,19 +502,31 @@ def swing_after(c: Candidate, m: Measurement, load: float) -> tuple[float, float
     on the stiffness, a big swing's nonlinearity). A measurement the prediction disowns (beyond 3σ of both) is
     not used: a swing fitted in the wrong minimum must not make every candidate sure of a wrong ω."""
     omega, rel = m.swing.at(load + c.d_inertia)[0], m.swing.rel_sigma
-    if not m.swing_before:
+    base = m._swing_said.get(load)
+    if base is None:
+        base = m._swing_said[load] = _swing_before(m, load)
+    if not base:
         return omega, rel
-    before, var_before = m.swing_before
-    ln_off = math.log(before / m.swing.at(load)[0])
-    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
-        return omega, rel
-    # (a loaded arm's stiffness, and how much of m·x² a pawn adds, as calibrated or learned)
-    inertia = m.swing.swing.inertia_at(before, m.swing.mass_g)
+    before, var_before, inertia = base
     change = -0.5 * math.log(max(0.05, 1.0 + m.swing.swing.growth * c.d_inertia / inertia))
     rel_after = math.sqrt(var_before + (RATIO_INERTIA_REL * change) ** 2 + RATIO_FLOOR ** 2)
     if rel_after >= rel:
         return omega, rel
     return before * math.exp(change), rel_after
+
+
+def _swing_before(m: Measurement, load: float) -> tuple:
+    """(ω before, the variance of its log, the inertia κ·g / ω² it gives) when the swing measured before the change
+    fits what the pawns of Σ m·x² `load` predict (within 3σ), else (): the same for every candidate of a belief."""
+    if not m.swing_before:
+        return ()
+    before, var_before = m.swing_before
+    rel = m.swing.rel_sigma
+    ln_off = math.log(before / m.swing.at(load)[0])
+    if ln_off * ln_off > 9.0 * (var_before + rel * rel):
+        return ()
+    # (a loaded arm's stiffness, and how much of m·x² a pawn adds, as calibrated or learned)
+    return before, var_before, m.swing.swing.inertia_at(before, m.swing.mass_g)
 
 
 def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
@@ -667,9 +695,18 @@ def _hands(c: Candidate, m: Measurement) -> float:
     if not m.touches or not c.touch_x:
         return 0.0
     key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
+    whole = m._hands_said.get((key, c.lifts))
+    if whole is not None:
+        return whole
     said = m._hands_said.get(key)
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
+    m._hands_said[(key, c.lifts)] = said = _with_pause(said, c, m)
+    return said
+
+
+def _with_pause(said: float, c: Candidate, m: Measurement) -> float:
+    """`said` and what the pause between a move's touches says of `c`: its count, its lift, its swing."""
     if m.pause_back and len(m.touches) == 1:
         # the cells found one touch, the pause between two: what a count of touches that many says of it
         from companion.sensing.touches import BACK_IF_ONE, BACK_IF_TWO
@@ -739,13 +776,9 @@ class Scored:
                 "log_likelihood": round(self.log_likelihood, 2)}
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One way the change could have happened: from hypothesis `hypothesis`, by `candidate`."""
-
-    weight: float
-    hypothesis: int
-    candidate: Candidate
+# One way the change could have happened: (its probability, the belief it starts from, the candidate). A plain tuple:
+# one is made for every candidate of every belief at every look, and a named one's constructor cost 2 % of a replay
+Pair = tuple[float, int, Candidate]
 
 
 @dataclass(frozen=True)
@@ -802,18 +835,21 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
     pairs = []
     for w, sc, d2, hi, c in weighted:
         p = w / total
-        pairs.append(Pair(p, hi, c))
-        entry = by_key.get(c.key)
+        pairs.append((p, hi, c))
+        key = c.key
+        entry = by_key.get(key)
         if entry is None:
-            by_key[c.key] = [p, sc, d2]
-        else:
-            entry[0] += p
-            if sc > entry[1]:
-                entry[1:3] = [sc, d2]
-        told = tellings.setdefault(c.key, {})
-        said = told.get(_telling(c))
+            by_key[key] = [p, sc, d2]
+            tellings[key] = {_telling(c): [p, sc, hi, c]}
+            continue
+        entry[0] += p
+        if sc > entry[1]:
+            entry[1:3] = [sc, d2]
+        told = tellings[key]
+        telling = _telling(c)
+        said = told.get(telling)
         if said is None:
-            told[_telling(c)] = [p, sc, hi, c]
+            told[telling] = [p, sc, hi, c]
         else:
             said[0] += p
             if sc > said[1]:
@@ -826,6 +862,11 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
     placed = any(tc.x is not None for tc in m.touches)
     out = []
     for key, (p, sc, d2) in by_key.items():
+        ways = tellings[key]
+        if len(ways) == 1:      # (most changes have one description: nothing to choose)
+            (shown, _, hi, c), = ways.values()
+            out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0, ()))
+            continue
         kinds: dict[str, float] = {}
         for e in tellings[key].values():
             kinds[e[3].kind] = kinds.get(e[3].kind, 0.0) + e[0]
@@ -836,7 +877,7 @@ def rank_beliefs(beliefs: Sequence[tuple], m: Measurement) -> tuple[list[Scored]
         out.append(Scored(c, sc, d2, p, hi, beliefs[hi][2], shown / p if p > 0 else 1.0,
                           tuple((e[3], e[0]) for e in sorted(told[1:], key=lambda e: -e[0]))))
     out.sort(key=lambda s: (-s.probability, KIND_ORDER[s.candidate.kind]))
-    pairs.sort(key=lambda pr: -pr.weight)
+    pairs.sort(key=lambda pr: -pr[0])
     return out, pairs
 
 

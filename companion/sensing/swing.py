@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 MIN_SAMPLES = 8
@@ -350,6 +350,8 @@ class SwingFan:
     rss: tuple[float, ...]
     noise2: float
     best: int                 # the frequency that fits best
+    # frequency() by temper: every candidate of every belief asks it at every look
+    _said: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def rss_min(self) -> float:
@@ -358,6 +360,12 @@ class SwingFan:
     def frequency(self, temper: float = 1.0) -> tuple[float, float]:
         """(ω, its variance) that the swing itself says: the vertex of the residual's parabola around the best
         frequency, and its width (the residual rising by `temper`·noise² for each unit of √variance)."""
+        said = self._said.get(temper)
+        if said is None:
+            said = self._said[temper] = self._frequency(temper)
+        return said
+
+    def _frequency(self, temper: float) -> tuple[float, float]:
         w, r = self.omegas, self.rss
         n = len(w)
         if n < 3:

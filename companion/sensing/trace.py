@@ -63,7 +63,7 @@ def _rows(f, name: str, cells: set[str]) -> Iterator[tuple[float, str, float]]:
         parts = text.split(",")
         if len(parts) != 3:
             raise TraceError(name, number, f"expected 3 fields t,sensor,value, found {len(parts)}: {text[:60]!r}")
-        t_text, sensor, v_text = (p.strip() for p in parts)
+        t_text, sensor, v_text = parts[0].strip(), parts[1].strip(), parts[2].strip()
         try:
             t = float(t_text)
         except ValueError:

@@ -604,21 +604,7 @@ class ArmLink:
         with self._lock:
             out = dict(self.follower.live())
             out.pop("pawns", None)
-            host = self.host
-            now = self._last_t
-            if host.game == "balance_duels" and now - self._mismatch[0] >= MISMATCH_EVERY_S:
-                found = self._board_check(host.state)
-                if found is None:
-                    self._mismatch_since = None
-                elif self._mismatch_since is None:
-                    self._mismatch_since = now
-                self._mismatch = (now, found)
-            # only a disagreement that lasts is worth a banner (a swing still dying out is not); and while the
-            # players are being asked, the game is behind the arm on purpose
-            lasting = self._mismatch_since is not None and now - self._mismatch_since >= MISMATCH_LASTS_S
-            shown = self._mismatch[1] if (host.game == "balance_duels" and self.question is None
-                                          and self._expect is None and lasting) else None
-            out["mismatch"], out["mismatch_details"] = shown if shown is not None else (None, None)
+            out["mismatch"], out["mismatch_details"] = self._mismatch_shown()
             out["question"] = None if self.question is None else {
                 "text": self.question["text"], "options": [o["label"] for o in self.question["options"]]}
             # the players' pace: the arm being read, the candidates once the companion is unsure, a kept roll
@@ -629,6 +615,29 @@ class ArmLink:
             out["sensing_notice"] = self.notice
             out["sensing_details"] = self.notice_details if self.notice is not None else None
             return out
+
+    def mismatch_shown(self) -> tuple[str | None, str | None]:
+        """(message, details) of a lasting disagreement between the arm and the game, as the page shows it, or
+        (None, None) — without the rest of `live` (a replay asks this twice a second, and the rest fits a swing)."""
+        with self._lock:
+            return self._mismatch_shown()
+
+    def _mismatch_shown(self) -> tuple[str | None, str | None]:
+        host = self.host
+        now = self._last_t
+        if host.game == "balance_duels" and now - self._mismatch[0] >= MISMATCH_EVERY_S:
+            found = self._board_check(host.state)
+            if found is None:
+                self._mismatch_since = None
+            elif self._mismatch_since is None:
+                self._mismatch_since = now
+            self._mismatch = (now, found)
+        # only a disagreement that lasts is worth a banner (a swing still dying out is not); and while the players
+        # are being asked, the game is behind the arm on purpose
+        lasting = self._mismatch_since is not None and now - self._mismatch_since >= MISMATCH_LASTS_S
+        shown = self._mismatch[1] if (host.game == "balance_duels" and self.question is None
+                                      and self._expect is None and lasting) else None
+        return shown if shown is not None else (None, None)
 
     def _board_check(self, state) -> tuple[str, str] | None:
         """What the page should say about the arm against the game, if anything: (message, details)."""

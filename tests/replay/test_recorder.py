@@ -78,3 +78,17 @@ def test_inputs_and_the_daemons_lines_are_kept_with_their_chunk_and_go_with_it()
 def test_an_empty_recorder_gives_an_empty_window():
     snap = FlightRecorder(lambda: Checkpoint(1, 1)).snapshot()
     assert snap.rows == 0 and snap.checkpoint is None and snap.inputs == []
+
+
+def test_a_sample_is_given_to_the_follower_as_a_trace_file_carries_it():
+    from companion.foundation.table_time import COUNTS_MAX, COUNTS_MIN, sample_value
+
+    # a load cell's whole count within an HX711's range passes as it is; outside it, or not whole, it is made so
+    assert sample_value("load0", 8_388_000) == 8_388_000
+    assert sample_value("load0", COUNTS_MAX + 5) == COUNTS_MAX and sample_value("load0", COUNTS_MIN - 1) == COUNTS_MIN
+    assert sample_value("load1", 12.9) == 12 and type(sample_value("load1", 12.9)) is int
+    # an accelerometer's reading to the micro-g, within its widest range, as a float however it came
+    assert sample_value("ax", 1) == 1.0 and type(sample_value("ax", 1)) is float
+    assert sample_value("az", 0.12345678) == 0.123457 and sample_value("ay", -40.0) == -16.0
+    # the tilt switch closed or open
+    assert sample_value("tilt", 1) == 1 and sample_value("tilt", 0.2) == 0 and sample_value("tilt", 7) == 1

@@ -4,6 +4,8 @@ import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from companion.games.balance_model import load_model
 from companion.sensing.inference import (Geometry, Measurement, Resolution, TrackedPawn, apply_candidate,
@@ -475,3 +477,26 @@ def test_touches_that_fit_another_move_whose_rest_alone_does_not_leave_the_two_t
     # E7 → E4 twelve σ off the weight and torque: it does not fit at all, and the touches are the ones disowned
     far = replace(measure(0.0, dtau, st=gap / 12.0), touches=hands, finger_mm=4.0, touch_astray=0.05)
     assert chosen_move(match_moves(FakeChange(pawns, far), legal), threshold=0.99)["from_holder"] == "E5"
+
+
+def _whole(c):
+    """Every field of a candidate, the ones equality leaves out (where the hands touch, how to apply it) and its
+    look-alike account included."""
+    return None if c is None else {k: (v[0], _whole(v[1])) if k == "alt" and v is not None else v
+                                   for k, v in vars(c).items()}
+
+
+@given(st.lists(st.lists(st.tuples(st.sampled_from(GEO.order), st.sampled_from(sorted(GEO.mass)),
+                                   st.floats(-0.5, 0.5), st.sampled_from([0.0, 0.0, 0.3])),
+                         max_size=5), min_size=1, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_candidates_built_from_a_shared_memo_are_those_built_afresh(arms):
+    # the follower keeps the candidates of one pawn (its place in the list, where it goes, whom it beats) from
+    # account to account and change to change: a key missing anything they depend on would misname a change
+    memo = {}
+    for arm in arms:
+        pawns = [TrackedPawn(h, s, GEO.mass[s] + dm, 0.02, alt_g=GEO.mass[s] - dm if doubt else 0.0, doubt=doubt)
+                 for h, s, dm, doubt in arm]
+        shared = enumerate_candidates(GEO, pawns, memo)
+        fresh = enumerate_candidates(GEO, pawns)
+        assert [_whole(c) for c in shared] == [_whole(c) for c in fresh]

@@ -127,8 +127,12 @@ def test_a_move_entered_on_the_page_but_never_made_is_reported_once_the_players_
     page_move(still, 3)
     run_for(still, EXPECT_S - 1)
     assert still.live()["mismatch"] is None, "the banner came before the players had time to move the pawn"
+    assert still.arm.mismatch_shown() == (None, None)
     run_for(still, 1 + MISMATCH_LASTS_S + 1.5)
     assert "check holder E3" in (still.live()["mismatch"] or "")
+    # what a replay asks for (the banner alone) is what the page shows
+    live = still.arm.live()
+    assert still.arm.mismatch_shown() == (live["mismatch"], live["mismatch_details"]) and live["mismatch_details"]
     assert sorted(still.arm.follower.occupancy) == sorted(still.host.state.on_arm())
     assert still.notices == []
 

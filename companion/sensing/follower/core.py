@@ -11,8 +11,8 @@ from companion.sensing.calibration import ArmCalibration
 from companion.sensing.drift import ZeroDrift
 from companion.sensing.events import ArmEvent, Change
 from companion.sensing.filters import NoiseEstimate, TiltDebouncer
-from companion.sensing.inference import (Measurement, TrackedPawn, enumerate_candidates, model_torque, nominal_pawns,
-                                         rank)
+from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, enumerate_candidates, model_torque,
+                                         nominal_pawns, rank)
 from companion.sensing.height_fit import HeightFit
 from companion.sensing.pause_swing import PauseScale
 from companion.sensing.place_fit import PlaceFit
@@ -24,8 +24,9 @@ from companion.sensing.follower.swinging import SwingReading
 from companion.sensing.follower.touching import TouchReading
 from companion.sensing.follower.judging import Judging
 from companion.sensing.follower.learning import Learning
-from companion.sensing.follower.settings import (ACCEL_AXES, BOARD_LEVELS, Belief, FollowerSettings, REMEMBERED_CHANGES,
-                                                 UNMEASURED_REL, ZETA_UNMEASURED_REL)
+from companion.sensing.follower.settings import (ACCEL_AXES, BOARD_LEVELS, Belief, CANDIDATE_PARTS, CANDIDATE_SETS,
+                                                 FollowerSettings, REMEMBERED_CHANGES, UNMEASURED_REL,
+                                                 ZETA_UNMEASURED_REL)
 from companion.sensing.follower.weighing import _Cell
 
 
@@ -83,8 +84,12 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         self.accel_noise = NoiseEstimate(calibration.accel_noise_g or self.s.accel_noise_g, floor=1e-5, order=2,
                                          weight=0.005)
         self.angle: deque[tuple[float, float]] = deque()
+        # the candidates of the pawn sets the accounts held lately (_candidates), for the arm's geometry as it was
+        self._cands: dict[tuple[TrackedPawn, ...], list[Candidate]] = {}
+        self._cand_parts: dict[tuple, Candidate] = {}       # ... and each candidate by what it depends on
+        self._cands_geo = self.geo
         start = nominal_pawns(self.geo, pawns)
-        self.beliefs: list[Belief] = [Belief(0.0, start, enumerate_candidates(self.geo, start))]
+        self.beliefs: list[Belief] = [Belief(0.0, start, self._candidates(start))]
         self.mode = "waiting"          # waiting → settled ⇄ moving → deciding → settled
         self.t = -math.inf
         self.quiet_since = -math.inf
@@ -223,6 +228,22 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
             return self.geo.tip_torque
         return self._kappa_for(mass_g) * self.s_max
 
+    def _candidates(self, pawns: Sequence[TrackedPawn]) -> list[Candidate]:
+        """Every change one hand can make to `pawns` (enumerate_candidates), shared while the geometry stands: the
+        game's confirmation rebuilds the very accounts the decision just made, and a change judged "nothing" keeps
+        them — a tenth of a replay went to building the same candidates again."""
+        if self._cands_geo is not self.geo or len(self._cand_parts) > CANDIDATE_PARTS:
+            self._cands.clear()
+            self._cand_parts.clear()
+            self._cands_geo = self.geo
+        key = tuple(pawns)
+        got = self._cands.get(key)
+        if got is None:
+            got = self._cands[key] = enumerate_candidates(self.geo, key, self._cand_parts)
+            if len(self._cands) > CANDIDATE_SETS:
+                del self._cands[next(iter(self._cands))]
+        return got
+
     def _tick(self, t: float) -> None:
         if self.mode == "deciding":
             self._evaluate(t)
@@ -308,7 +329,7 @@ class ArmFollower(Weighing, SwingReading, TouchReading, Judging, Learning):
         if not off_w and not off_t:
             return None
         # which single difference explains what the sensors see best?
-        cands = enumerate_candidates(self.geo, expected)
+        cands = self._candidates(expected)
         tau_meas = rest[0] if rest is not None else exp_t
         m = Measurement(dw, var_w, exp_t, var_t, tau_meas, (rest[1] ** 2 if rest else math.inf),
                         rest[2] if rest else 0, tip, self.geo.tip_sigma ** 2,

@@ -9,9 +9,8 @@ from typing import Sequence
 from companion.sensing.events import TOP_CANDIDATES, ArmEvent, Change
 from companion.sensing.fit import at_longest_look
 from companion.sensing.identity import fold, kept_accounts
-from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
-                                         fit_of, inertia_of, judge, log_likelihood, looked_enough, model_torque,
-                                         rank_beliefs)
+from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, fit_of,
+                                         inertia_of, judge, log_likelihood, looked_enough, model_torque, rank_beliefs)
 from companion.sensing.touches import TouchScale
 from companion.sensing.follower.settings import (Belief, KEEP_BELIEF, MAX_BELIEFS_ON_BOARD,
                                                  STEADY_S, SURE_SAID, UNMEASURED_PERIODS, WIDE_REL, _lighter,
@@ -359,19 +358,19 @@ class Judging:
     def _carry_beliefs(self, m: Measurement, pairs, reported: list[TrackedPawn]) -> None:
         """Every account still possible after the change, the reported one first among equals."""
         merged: dict[tuple, list] = {}
-        floor = pairs[0].weight * KEEP_BELIEF
+        floor = pairs[0][0] * KEEP_BELIEF
         table = self._belief_table()
-        for pr in pairs:
-            if pr.weight < floor:
+        for weight, hi, cand in pairs:
+            if weight < floor:
                 break
-            src = self.beliefs[pr.hypothesis].pawns
-            pawns = apply_candidate(self.geo, src, pr.candidate, placed_mass=self._placed_mass(pr.candidate, m))
+            src = self.beliefs[hi].pawns
+            pawns = apply_candidate(self.geo, src, cand, placed_mass=self._placed_mass(cand, m))
             occ = _mass_key(pawns)
             if occ in merged:
-                merged[occ][0] += pr.weight
+                merged[occ][0] += weight
             else:
-                ll = log_likelihood(pr.candidate, m, table[pr.hypothesis][2], table[pr.hypothesis][3])[0]
-                merged[occ] = [pr.weight, pawns, pr.candidate, ll]
+                ll = log_likelihood(cand, m, table[hi][2], table[hi][3])[0]
+                merged[occ] = [weight, pawns, cand, ll]
             if len(merged) >= 4 * MAX_BELIEFS_ON_BOARD:
                 break
         cap = MAX_BELIEFS_ON_BOARD if (self.board0 or m.censored1) else self.s.max_beliefs
@@ -385,7 +384,7 @@ class Judging:
         if any(b.pawns for b in self.beliefs) and not any(e[1] for e in ordered):
             self._emptied_by_word = False      # the arm seen emptied: its weight now is the empty arm's
         refine = not m.censored1 and not self.board0
-        self.beliefs = [Belief(math.log(w / best), pawns, enumerate_candidates(self.geo, pawns),
+        self.beliefs = [Belief(math.log(w / best), pawns, self._candidates(pawns),
                                c if refine else None, ll, m if refine else None)
                         for w, pawns, c, ll in ordered]
 
@@ -402,7 +401,7 @@ class Judging:
             # is never told — and no pawn is on it now (ours, noisy 80 SPS, seed 31200013: 21.9 g of pawns held
             # after a clearing, the next game's places unexplained; medium 10 SPS 31500018: one pawn held after the
             # clearing's last removal, explained, until a place 146 s later was not)
-            self.beliefs = [Belief(0.0, [], enumerate_candidates(self.geo, []))]
+            self.beliefs = [Belief(0.0, [], self._candidates([]))]
             self._weigh_pending = None
             self._emptied_by_word = False
 

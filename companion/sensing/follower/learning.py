@@ -11,9 +11,8 @@ from companion.sensing.height_fit import HeightFit
 from companion.sensing.place_fit import PlaceFit
 from companion.sensing.events import Change
 from companion.sensing.identity import fold, kept_accounts
-from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, enumerate_candidates,
-                                         inertia_of, log_likelihood, model_torque, move_candidates, nominal_pawns,
-                                         touches_for)
+from companion.sensing.inference import (Candidate, Measurement, TrackedPawn, apply_candidate, inertia_of,
+                                         log_likelihood, model_torque, move_candidates, nominal_pawns, touches_for)
 from companion.sensing.follower.settings import Belief, KEEP_BELIEF, _mass_key
 
 
@@ -49,7 +48,7 @@ class Learning:
                     break
             else:
                 out.append(self._unknown_pawn(p.holder, p.size))
-        self.beliefs = [Belief(0.0, out, enumerate_candidates(self.geo, out))]
+        self.beliefs = [Belief(0.0, out, self._candidates(out))]
         self._weigh_pending = None
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, out)
@@ -159,7 +158,7 @@ class Learning:
         ordered.sort(key=lambda e: -e[0])
         self._weigh_pending = None
         refine = not replay and not m.censored1 and self.mode != "deciding"
-        self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, enumerate_candidates(self.geo, pawns),
+        self.beliefs = [Belief(math.log(w / ordered[0][0]), pawns, self._candidates(pawns),
                                c if refine else None, ll, m if refine else None)
                         for w, pawns, c, ll in ordered]
         if height_from is not None:
@@ -222,7 +221,7 @@ class Learning:
             self.set_height(fit.height)
         self.geo = replace(self.geo, x={**self.geo.x, **fit.places()}, x_cov=fit.place_cov())
         for b in self.beliefs:
-            b.candidates = enumerate_candidates(self.geo, b.pawns)
+            b.candidates = self._candidates(b.pawns)
         if self.board0:
             self.tau0, self.var_tau0 = model_torque(self.geo, self.pawns)
 
@@ -388,7 +387,7 @@ class Learning:
             for i, p in enumerate(b.pawns):
                 if p.holder == holder and p.size == size and p.mass_g == first:
                     b.pawns[i] = TrackedPawn(holder, size, mass, sigma)
-                    b.candidates = enumerate_candidates(self.geo, b.pawns)
+                    b.candidates = self._candidates(b.pawns)
                     break
         seen = self.weighed.get(size)
         if seen and seen[-1] == first:

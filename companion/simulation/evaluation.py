@@ -292,14 +292,20 @@ SURE_GOAL = 0.999      # of those, the share that must be right
 
 def calibration_lines(points: Sequence[tuple[float, bool]]) -> tuple[list[str], bool]:
     """The reliability table of (stated confidence, right) pairs, as lines, and whether of those stated at
-    `SURE` or more at least `SURE_GOAL` were right."""
-    lines = [f"{'stated':>14} {'decisions':>9} {'right':>6} {'observed':>9}"]
+    `SURE` or more at least `SURE_GOAL` were right. Each bin also says how many wrong its stated odds promise (the sum
+    of 1 − p): a bin of 50 decisions near 0.995 is to be wrong about a quarter of a time, so a run that shows one
+    has not broken its promise, and a run that shows none over many such bins is less sure than it says."""
+    lines = [f"{'stated':>14} {'decisions':>9} {'right':>6} {'observed':>9} {'wrong':>6} {'at the odds':>11}"]
     for lo, hi in CONFIDENCE_BINS:
-        inside = [right for p, right in points if lo <= p < hi]
+        inside = [(p, right) for p, right in points if lo <= p < hi]
         if inside:
-            lines.append(f"{f'{lo:.3f}-{min(hi, 1.0):.3f}':>14} {len(inside):>9} {sum(inside):>6} "
-                         f"{100.0 * sum(inside) / len(inside):>8.1f} %")
-    sure = [right for p, right in points if p >= SURE]
-    share = f"{100.0 * sum(sure) / len(sure):.2f} %" if sure else "—"
-    lines.append(f"stated p ≥ {SURE}: {sum(sure)} of {len(sure)} right ({share}; goal ≥ {100 * SURE_GOAL:.1f} %)")
-    return lines, not sure or sum(sure) >= SURE_GOAL * len(sure)
+            right = sum(r for _, r in inside)
+            lines.append(f"{f'{lo:.3f}-{min(hi, 1.0):.3f}':>14} {len(inside):>9} {right:>6} "
+                         f"{100.0 * right / len(inside):>8.1f} % {len(inside) - right:>6} "
+                         f"{sum(1.0 - p for p, _ in inside):>11.2f}")
+    sure = [(p, right) for p, right in points if p >= SURE]
+    right = sum(r for _, r in sure)
+    share = f"{100.0 * right / len(sure):.2f} %" if sure else "—"
+    lines.append(f"stated p ≥ {SURE}: {right} of {len(sure)} right ({share}; goal ≥ {100 * SURE_GOAL:.1f} %); "
+                 f"{len(sure) - right} wrong where the stated odds promise {sum(1.0 - p for p, _ in sure):.2f}")
+    return lines, not sure or right >= SURE_GOAL * len(sure)

@@ -95,3 +95,18 @@ def test_a_change_reported_as_unsure_is_flagged_not_claimed():
     # ... and with nothing reported at all, it is not
     outcomes, _ = score(MODEL, [alike], [])
     assert not outcomes[0].flagged
+
+
+def test_the_reliability_table_says_how_many_wrong_its_stated_odds_promise():
+    from companion.simulation.evaluation import calibration_lines
+
+    # 50 moves applied at 0.995 with one wrong, 950 at 0.9998 all right: 99.9 % right, and the odds promised
+    # 0.25 + 0.19 wrong — one wrong or more is what such a run shows about one time in three
+    points = [(0.995, k != 0) for k in range(50)] + [(0.9998, True)] * 950 + [(0.5, False), (0.95, True)]
+    lines, sure = calibration_lines(points)
+    assert sure
+    band = next(ln for ln in lines if ln.strip().startswith("0.990-0.999"))
+    assert band.split()[1:3] == ["50", "49"] and band.split()[-2:] == ["1", "0.25"]
+    assert lines[-1].endswith("1 wrong where the stated odds promise 0.44")
+    # below the goal it says so
+    assert not calibration_lines([(0.995, False)] * 2 + [(0.999, True)] * 998)[1]

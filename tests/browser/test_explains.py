@@ -180,7 +180,7 @@ def test_every_greyed_control_in_every_game_says_why(browser, table):
             state = make()
             seq = (state[-1] if isinstance(state, tuple) else state)["seq"]
             open_page(page, table)
-            wait_for_js(page, "document.querySelector('#game > *') !== null")
+            wait_for_js(page, "document.querySelector('#game > :not(.view-loading)') !== null")   # the view drawn
             wait_for_js(page, f"document.getElementById('log').textContent.includes('#{seq}')")
             greyed = page.evaluate(GREYED)
             assert all(g["why"] for g in greyed), f"{name}: greyed without a reason: {[g for g in greyed if not g['why']]}"

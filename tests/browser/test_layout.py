@@ -47,7 +47,9 @@ def game_page(browser, table, game, size):
     context = browser.new_context(viewport=size)
     page = context.new_page()
     open_page(page, table)
-    page.wait_for_selector("#game > *", timeout=5000)
+    # the game's own view, not the line that stands in for it while its script loads (a game's view is fetched the
+    # first time it is shown: a box counted then was not there yet)
+    page.wait_for_selector("#game > :not(.view-loading)", timeout=5000)
     return context, page
 
 

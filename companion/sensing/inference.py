@@ -540,6 +540,24 @@ def log_likelihood(c: Candidate, m: Measurement, shift: float = 0.0,
     return _likelihood_at(c, m, shift, *_rest_of(c, m, load))
 
 
+EVIDENCE_SOURCES = ("weight and torque", "swing frequency", "touches", "pause")
+
+
+def evidence_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | None = None) -> dict[str, float]:
+    """`log_likelihood(c, m, shift, load)` split by what said it (EVIDENCE_SOURCES), the parts summing to it: the
+    swing's own frequency, where the hands touched, what a move's pause said its mover was, and the rest — the
+    weight and the rest torque (with a pawn that may be another like pawn, their mixture). Between two accounts the
+    differences of each part say which readings told them apart, and how surely (bench/look_alikes.py)."""
+    total = log_likelihood(c, m, shift, load)[0]
+    touches = pause = 0.0
+    if m.touches and c.touch_x:
+        touches = _hands_of(c, m)
+        pause = _with_pause(touches, c, m) - touches
+    frequency = 0.0 if m.fan is None or m.censored1 else _rest_of(c, m, load)[2]
+    return {"weight and torque": total - touches - pause - frequency, "swing frequency": frequency,
+            "touches": touches, "pause": pause}
+
+
 def _rest_of(c: Candidate, m: Measurement, load: float | None) -> tuple[float, float, float]:
     """(rest torque, its variance, the log-likelihood of the swing's own ω) that `c` is judged at."""
     tau1, var1, freq_ll = m.tau1, m.var_tau1, 0.0

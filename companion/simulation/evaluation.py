@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from companion.games.balance_model import Model
 from companion.sensing.events import ArmEvent
@@ -309,3 +309,30 @@ def calibration_lines(points: Sequence[tuple[float, bool]]) -> tuple[list[str], 
     lines.append(f"stated p ≥ {SURE}: {right} of {len(sure)} right ({share}; goal ≥ {100 * SURE_GOAL:.1f} %); "
                  f"{len(sure) - right} wrong where the stated odds promise {sum(1.0 - p for p, _ in sure):.2f}")
     return lines, not sure or right >= SURE_GOAL * len(sure)
+
+
+# how far apart (in nats) a source of evidence set the truth and the best wrong account: the bins of its table
+EVIDENCE_BINS = ((0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 5.0), (5.0, 8.0), (8.0, math.inf))
+
+
+def evidence_lines(pairs: Sequence[Mapping[str, float]], sources: Sequence[str]) -> list[str]:
+    """How surely each source of evidence told the truth from the best wrong account, against how often it pointed
+    the wrong way. Each pair maps a source to log L(truth) − log L(wrong) (nats: above 0, the truth's way). Were the
+    source's likelihood the world's, a pair it sets L apart points the wrong way with probability 1 / (1 + e^|L|):
+    per bin of |L|, the pairs it told (those where it said anything), how many pointed the wrong way, and how many
+    its odds promise. Fewer than promised: the source is surer than it says (underconfident); more: less sure."""
+    def label(lo: float, hi: float) -> str:
+        return f"|L| {lo:g}-{hi:g}" if math.isfinite(hi) else f"|L| ≥ {lo:g}"
+
+    lines = [f"{'source':18}" + "".join(f"{label(lo, hi):>19}" for lo, hi in EVIDENCE_BINS),
+             f"{'':18}" + f"{'pairs wrong  odds':>19}" * len(EVIDENCE_BINS)]
+    for source in sources:
+        told = [pair[source] for pair in pairs if abs(pair.get(source, 0.0)) > 1e-6]
+        cells = []
+        for lo, hi in EVIDENCE_BINS:
+            inside = [v for v in told if lo <= abs(v) < hi]
+            wrong = sum(v < 0 for v in inside)
+            promised = sum(1.0 / (1.0 + math.exp(min(abs(v), 700.0))) for v in inside)
+            cells.append(f"{len(inside):>8} {wrong:>4} {promised:>5.2f}" if inside else f"{'—':>19}")
+        lines.append(f"{source:18}" + "".join(cells))
+    return lines

@@ -110,3 +110,18 @@ def test_the_reliability_table_says_how_many_wrong_its_stated_odds_promise():
     assert lines[-1].endswith("1 wrong where the stated odds promise 0.44")
     # below the goal it says so
     assert not calibration_lines([(0.995, False)] * 2 + [(0.999, True)] * 998)[1]
+
+
+def test_the_evidence_table_counts_per_source_how_often_it_pointed_the_wrong_way_against_its_odds():
+    from companion.simulation.evaluation import evidence_lines
+
+    # the touches set five pairs 6 nats apart, one the wrong way (their odds allow 5 / (1 + e^6) = 0.01), and one
+    # 0.5 apart; the pause spoke once, 2 nats the right way; the swing's frequency never spoke
+    pairs = [{"touches": 6.0}] * 4 + [{"touches": -6.0}, {"touches": 0.5, "pause": 2.0}, {"swing frequency": 0.0}]
+    lines = evidence_lines(pairs, ["touches", "pause", "swing frequency"])
+    rows = {ln.split("  ")[0]: ln for ln in lines[2:]}
+    cells = rows["touches"][18:]
+    assert [cells[k * 19:(k + 1) * 19].split() for k in range(6)] == [
+        ["1", "0", "0.38"], ["—"], ["—"], ["—"], ["5", "1", "0.01"], ["—"]]
+    assert rows["pause"][18:].split() == ["—", "—", "1", "0", "0.12", "—", "—", "—"]
+    assert rows["swing frequency"][18:].split() == ["—"] * 6

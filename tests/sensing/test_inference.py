@@ -156,6 +156,35 @@ def test_the_weight_a_moves_pause_shows_lifted_tells_which_of_two_look_alike_mov
     assert neither[("L", "E1", "E4")] == pytest.approx(blind[("L", "E1", "E4")], abs=0.05)
 
 
+def test_the_evidence_of_an_account_is_its_likelihood_split_by_the_readings_that_said_it():
+    # (bench/look_alikes.py: which readings told look-alikes apart, and how surely) The same two moves as above, the
+    # pause reading an M in the air
+    from companion.sensing.inference import EVIDENCE_SOURCES, evidence_of, log_likelihood
+    from companion.sensing.touches import Touch
+    x = GEO.x
+    pawns = weighed(("E1", "L"), ("E2", "M"))
+    by_size = {"L": (Touch(0.0, 0.4, x["E1"], 8.0, 10.0), Touch(0.6, 1.0, x["E4"], 8.0, -10.0)),
+               "M": (Touch(0.0, 0.4, x["E2"], 8.0, 6.0), Touch(0.6, 1.0, x["E7"], 8.0, -6.0))}
+    bare = measure(0.0, -570.0)
+    m = replace(bare, touches=by_size["M"], touches_by_size=by_size, finger_mm=4.0,
+                lift=(GEO.mass["M"] + 0.1, 0.05, 2 * GEO.mass["L"]))
+    said = {}
+    for c in enumerate_candidates(GEO, pawns):
+        parts = evidence_of(c, m)
+        assert tuple(parts) == EVIDENCE_SOURCES
+        assert sum(parts.values()) == pytest.approx(log_likelihood(c, m)[0], abs=1e-9)
+        # the weight and torque's part is what the readings say without the hands
+        assert parts["weight and torque"] == pytest.approx(log_likelihood(c, bare)[0], abs=1e-9)
+        assert parts["swing frequency"] == 0.0          # (no swing measured)
+        if not c.touch_x:
+            assert parts["touches"] == parts["pause"] == 0.0
+        said[(c.kind, c.size, c.from_holder, c.to_holder)] = parts
+    ell, em = said[("move", "L", "E1", "E4")], said[("move", "M", "E2", "E7")]
+    # each move's touches, placed knowing its mover's mass, fit it alike: the pause, not the hands, tells them apart
+    assert abs(ell["touches"] - em["touches"]) < 1.0
+    assert em["pause"] - ell["pause"] > 3.0
+
+
 def test_nothing_changed_is_a_candidate():
     v = verdict(weighed(("E1", "L")), measure(0.01, 2.0))
     assert v.ranked[0].candidate.kind == "none" and v.decided

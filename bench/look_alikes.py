@@ -59,6 +59,7 @@ LOOK_ALIKE_NATS = 3.0    # the weight and rest torque set the two accounts less 
 BAND = (0.99, 0.999)
 SOURCES = (*EVIDENCE_SOURCES, "prior")
 GESTURE_Z = 2.0          # two independent touches each as sure as said both miss this far the same way 0.1 % of the time
+BOARD_SHARE = 0.3        # a touch this much of whose span the arm spent on the board is counted as held there
 SHOW_NATS = 3.0          # --show: the look-alikes a source set this far apart the wrong way
 
 
@@ -134,7 +135,9 @@ def _gesture(ch, truth, board) -> dict | None:
     for t, x in zip(touches, c.touch_x):
         scale = m.touch_scale.of(t) if isinstance(m.touch_scale, TouchScale) else m.touch_scale
         z.append((t.x - m.touch_gain * x) / math.hypot(scale * t.sigma, m.finger_mm))
-    return {"z": z, "board": [_on_board(t.start, t.end, board) for t in touches]}
+    # signed outward (+: located farther from the pivot than its holder)
+    out = [v if x >= 0 else -v for v, x in zip(z, c.touch_x)]
+    return {"z": z, "outward": out, "board": [_on_board(t.start, t.end, board) for t in touches]}
 
 
 def scored(world: str, name: str, profile: str, judging: tuple, turns: list[dict]) -> list[dict]:
@@ -195,17 +198,30 @@ def our_session(i: int, seed: int) -> list[dict]:
 def gestures(recs: list[dict]) -> None:
     """Moves whose two touches both missed their holders beyond GESTURE_Z the same way (a whole gesture shifted: the
     look-alike a holder or more off then fits), by profile and by how long the first touch held the arm on the
-    board."""
+    board; and which way touches miss by how long they held it there (while the arm rests on the board its angle
+    cannot show the torque a touch adds, which locates the touch)."""
+    bins = (("none", 0.0, 1e-9), ("< 30 %", 1e-9, BOARD_SHARE), (f"≥ {100 * BOARD_SHARE:g} %", BOARD_SHARE, 2.0))
     print(f"\nTwo-touch moves both of whose touches missed beyond {GESTURE_Z:g}σ the same way, by the share of the "
           "first touch on the board")
     for profile in sorted({r["profile"] for r in recs}):
         row = []
-        for name, lo, hi in (("none", 0.0, 1e-9), ("< 30 %", 1e-9, 0.3), ("≥ 30 %", 0.3, 2.0)):
+        for name, lo, hi in bins:
             g = [r["gesture"] for r in recs if r["profile"] == profile and r.get("gesture")
                  and lo <= r["gesture"]["board"][0] < hi]
             shifted = sum(min(abs(v) for v in x["z"]) > GESTURE_Z and x["z"][0] * x["z"][1] > 0 for x in g)
             row.append(f"{name} {shifted} of {len(g)}")
-        print(f"  {profile:8} " + "; ".join(row))
+        print(f"  {profile:12} " + "; ".join(row))
+    print(f"Which way touches miss (in σ, + farther out than the holder), by their own share on the board: touches, "
+          f"mean, beyond {GESTURE_Z:g}σ inward / outward")
+    for profile in sorted({r["profile"] for r in recs}):
+        row = []
+        for name, lo, hi in ((bins[1][0], 0.0, BOARD_SHARE), bins[2]):
+            zs = [v for r in recs if r["profile"] == profile and r.get("gesture")
+                  for v, b in zip(r["gesture"]["outward"], r["gesture"]["board"]) if lo <= b < hi]
+            if zs:
+                row.append(f"{name} {len(zs)}, {sum(zs) / len(zs):+.2f}, "
+                           f"{sum(v < -GESTURE_Z for v in zs)} / {sum(v > GESTURE_Z for v in zs)}")
+        print(f"  {profile:12} " + "; ".join(row))
 
 
 def report(world: str, recs: list[dict], show: bool = False) -> None:

@@ -281,8 +281,10 @@ def test_the_log_says_who_did_what_and_undo_what_it_takes_back(browser, table):
         screen(page, "explains-log")
         undo.click()
         wait_for_js(page, "document.getElementById('log').textContent.includes('Undo: Anna placed L on E6')")
-        # (once, in a full `make test`, the title still said the placement with the undo already in the log: what the
-        # page and the daemon held then is printed, to find that race)
+        # (the race this once lost: the simulated players' hand placing the undone move's pawn, its change decided just
+        # after the undo, was applied again by the sensors — mended in ArmLink.on_game_change, test
+        # tests/shell/test_arm_link.py::test_a_move_undone_while_its_pawn_is_still_being_read_stays_undone; what the
+        # page and the daemon hold is still printed should it come back)
         title = page.locator("#btn-undo").get_attribute("title")
         if title != "Undo: Anna rolled 6":
             with urllib.request.urlopen(table.url + "/api/state", timeout=10) as r:

@@ -137,6 +137,22 @@ def test_a_move_entered_on_the_page_but_never_made_is_reported_once_the_players_
     assert still.notices == []
 
 
+@pytest.mark.parametrize("after_s", [0.3, 0.9, 1.2])
+def test_a_move_undone_while_its_pawn_is_still_being_read_stays_undone(still, after_s):
+    # the page's move has the (simulated) players place the pawn; the undo comes while the hand is on the arm (0.3 s),
+    # or off it with the change still being judged (0.9 s), or after (1.2 s). At 0.9 s the placement, decided after the
+    # undo, was applied by the sensors as the turn's move: the undo was taken back
+    run_for(still, 3)
+    page_move(still, 6)
+    run_for(still, after_s)
+    still.host.undo(source="page")
+    seq = still.host.seq
+    run_for(still, 10)
+    assert still.host.seq == seq, still.host.store.game_events(still.host.game_id)[-1]
+    assert still.host.state.on_arm() == [] and still.arm.follower.occupancy == []
+    assert still.live()["mismatch"] is None and still.notices == []
+
+
 def test_a_tip_undone_at_once_leaves_the_arm_as_the_game_and_no_notice(still):
     """3 players: the tip clears the arm and its undo puts the pawns back. The undo comes before the hands that
     clear the arm are done; the simulated arm must still end as the game says, with nothing stale on the page."""

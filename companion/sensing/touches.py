@@ -56,6 +56,15 @@ ASTRAY_MM = 40.0
 # the share of touches whose place the fit got wrong altogether (a free swing too short or too disturbed to place
 # it: it lands anywhere along the arm's span), each alone: the other touches of the gesture still say where
 LOST_SHARE = 0.01
+# A touch that held the arm on the board is placed nearer the pivot than it was, now and then by half its distance or
+# more: the arm at the board cannot tilt further, so its angle under-reads the torque the touch added (foreign quiet
+# touches held at the board 30 % of their span or more: −0.47σ on average, 8 beyond 2σ inward and 1 outward of 92;
+# those less held +0.01σ, 3 and 3 of 106; ours at 10 SPS −0.24 to −0.31σ; 80 SPS neither: bench/look_alikes.py).
+# A gesture with such touches is, a share CLIPPED_SHARE of the time, placed at a gain g of its holders' x for those
+# touches, g anywhere over CLIPPED_GAINS
+HELD_SHARE = 0.3
+CLIPPED_SHARE = 0.1
+CLIPPED_GAINS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -68,6 +77,7 @@ class Touch:
     lifted: float            # the weight the touch took away (g; negative when it put a pawn down)
     cov: tuple = ()          # its covariance with each touch of the gesture, in order (mm²): positions of touches
                              # close in time trade off against each other
+    held: float = 0.0        # the share of its span the arm spent at the board (not swinging free)
 
 
 def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w_before: float | None = None,
@@ -772,7 +782,8 @@ class TouchCounts:
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            miscount: float = MISCOUNT, pieces: float = IN_PIECES, floor: float = -8.0, scale: float | TouchScale = 1.0,
-           span_mm: float = SPAN_MM, astray: float = 0.0, lost: float = LOST_SHARE) -> float:
+           span_mm: float = SPAN_MM, astray: float = 0.0, lost: float = LOST_SHARE,
+           clipped: float = CLIPPED_SHARE) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
@@ -809,6 +820,20 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             # on the same scale (0: every touch where expected, located as the tidy gestures are)
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
+    held = [i for i, t in enumerate(touches) if t.held >= HELD_SHARE and t.x is not None]
+    if held and clipped > 0.0:
+        # (the same covariance as the near part: only where the touches are expected moves — all of them, since a
+        # gesture is located as a whole from the swing around it)
+        terms = []
+        for g in CLIPPED_GAINS:
+            at = _joint_misfit(touches, [e * g for e in expected], jitter_mm, scale, 0.0)
+            if at is not None:
+                terms.append(-0.5 * at[0])
+        if terms:
+            top = max(terms)
+            one = (math.log(clipped / (1.0 - clipped)) + top
+                   + math.log(sum(math.exp(v - top) for v in terms) / len(CLIPPED_GAINS)))
+            ll = max(ll, one) + math.log1p(math.exp(-abs(ll - one)))
     if lost > 0.0:
         for i, t in enumerate(touches):
             if t.x is None or not math.isfinite(t.sigma):

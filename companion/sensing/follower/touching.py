@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from companion.sensing.filters import shared_runs
@@ -107,6 +108,8 @@ class TouchReading:
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
         # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
+        found, by_size, others = _held(found, free), _held_by_size(by_size, free), tuple(
+            (lw, _held(tcs, free), _held_by_size(bs, free)) for lw, tcs, bs in others)
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
 
@@ -246,3 +249,20 @@ class TouchReading:
             back = shared_runs(own[k], dropped, own[:k] + own[k + 1:]) if dropped else []
             out.append(sorted(own[k] + back) if back else own[k])
         return out
+
+
+def _held(touches, free) -> tuple:
+    """`touches` with the share of each one's span the arm spent at the board (`free`: when it swung free)."""
+    out = []
+    for tc in touches:
+        span = tc.end - tc.start
+        if span <= 0.0:
+            out.append(tc)
+            continue
+        swung = sum(max(0.0, min(tc.end, b) - max(tc.start, a)) for a, b in free)
+        out.append(replace(tc, held=max(0.0, 1.0 - swung / span)))
+    return tuple(out)
+
+
+def _held_by_size(by_size, free):
+    return None if by_size is None else {size: _held(tcs, free) for size, tcs in by_size.items()}

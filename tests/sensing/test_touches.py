@@ -342,6 +342,29 @@ def test_hand_spread_learns_how_far_its_located_sigma_overstates_the_misses():
     assert margin(modest) > 1.5 * margin(honest) > 0
 
 
+def test_hand_spread_learns_how_often_this_tables_held_touches_are_placed_toward_the_pivot():
+    """At a table whose touches that held the arm at the board are now and then placed at half their holder's x, the
+    share learned rises well above the prior; at one where they are placed like the rest it falls below it; and touches
+    that swung free say nothing of it, however far in they fell."""
+    def table(seed, held, inward):
+        rng = random.Random(seed)
+        hands = HandSpread()
+        for k in range(HandSpread.KEEP):
+            x = rng.choice([-133.0, -97.0, -61.0, -25.0, 43.0, 79.0, 115.0])
+            g = rng.uniform(0.45, 0.7) if k % 5 == 0 and inward else 1.0
+            hands.learn([replace(touch(g * x + rng.gauss(0.0, 4.0), 3.0), held=held)], [x])
+        return hands
+    clipping = table(7, 0.6, True)
+    assert clipping.clipped > 0.12
+    assert table(8, 0.6, False).clipped < 0.5 * HandSpread.CLIPPED_PRIOR
+    assert table(7, 0.1, True).clipped == HandSpread.CLIPPED_PRIOR
+    # ... and what it learned survives the rows being written and read back (a restart)
+    again = HandSpread([list(r) for r in clipping.touches])
+    assert again.clipped == clipping.clipped and again.touches == clipping.touches
+    # rows kept before the held share was: not held
+    assert HandSpread([r[:3] for r in clipping.touches]).clipped == HandSpread.CLIPPED_PRIOR
+
+
 def loose_and_tidy_table(seed: int) -> HandSpread:
     """A 10 SPS table as the foreign quiet games showed one: most touches located at σ 3-6 mm and landing within half
     of it, a third located at σ 25-45 mm (short free stretches between the arm's visits to the board) that miss by

@@ -97,8 +97,8 @@ class TouchReading:
 
             def loc(lifted=None):
                 # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
-                return tuple(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
-                                     gesture.locate(taps, lifted_g=lifted)))
+                return _held(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                                      gesture.locate(taps, lifted_g=lifted)), free)
             by_size = ({size: loc(mass) for size, mass in self.geo.mass.items() if size in moving}
                        if len(parts) == 2 else None)
             return loc(), by_size
@@ -108,8 +108,6 @@ class TouchReading:
         # shapes of settling nearly as likely as the one in use: through them the touches can fall a holder away
         # (a tail tap of 0.04 moved two touches by 30 mm), so each is a way the touches may have been
         others = tuple((lw, *located(taps)) for lw, taps in self.settling.alternatives(dt))
-        found, by_size, others = _held(found, free), _held_by_size(by_size, free), tuple(
-            (lw, _held(tcs, free), _held_by_size(bs, free)) for lw, tcs, bs in others)
         self._touch_cache = (key, looks, (found, by_size, gesture, others))
         return self._touch_cache[2]
 
@@ -263,6 +261,3 @@ def _held(touches, free) -> tuple:
         out.append(replace(tc, held=max(0.0, 1.0 - swung / span)))
     return tuple(out)
 
-
-def _held_by_size(by_size, free):
-    return None if by_size is None else {size: _held(tcs, free) for size, tcs in by_size.items()}

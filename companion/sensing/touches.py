@@ -581,10 +581,14 @@ class HandSpread:
             return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
         # each touch counts in the gain, spread, scale and astray share as far as it was not clipped (a held touch
-        # placed toward the pivot says nothing of how the others miss): judged from the fit before, once more
+        # placed toward the pivot says nothing of how the others miss), judged from the fit before: once more where
+        # the first fit finds held touches clipped more often than the prior says (elsewhere the weights hardly
+        # move, and this runs under the game's lock at every confirmed move)
         weight = [1.0] * len(self.touches)
         held = any(h >= HELD_SHARE for *_, h in self.touches)
-        for _ in range(3 if held else 2):   # the gain weighs each touch by c²σ² + spread², judged from gain · x
+        passes, done = 2, 0
+        while done < passes:    # the gain weighs each touch by c²σ² + spread², which are judged from gain · x
+            done += 1
             cs = TouchScale(scale, power)
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
@@ -610,6 +614,8 @@ class HandSpread:
             spread = math.sqrt(v2)
             if held:
                 self.clipped, weight = self._clipped_share(gain, spread, TouchScale(scale, power))
+                if done == 1 and self.clipped > self.CLIPPED_PRIOR:
+                    passes = 3
         self.power = power
         return gain, spread, scale
 

@@ -880,11 +880,7 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     if held and clipped > 0.0:
         # (the same covariance as the near part: only where the touches are expected moves — all of them, since a
         # gesture is located as a whole from the swing around it)
-        terms = []
-        for g in CLIPPED_GAINS:
-            at = _joint_misfit(touches, [e * g for e in expected], jitter_mm, scale, 0.0)
-            if at is not None:
-                terms.append(-0.5 * at[0])
+        terms = [-0.5 * d2 for d2 in _misfits_at_gains(touches, expected, CLIPPED_GAINS, jitter_mm, scale)]
         if terms:
             top = max(terms)
             one = (math.log(clipped / (1.0 - clipped)) + top
@@ -1028,18 +1024,47 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
     if not idx:
         return None
     r = [touches[i].x - expected[i] for i in idx]
-    # each touch's σ by its own scale: the covariance as D·C·D, D the scales (so it stays positive definite)
-    k = {i: _scale_of(scale, touches[i]) for i in idx}
-    def located(i: int, j: int) -> float:
-        if len(touches[i].cov) == len(touches):
-            return touches[i].cov[j]
-        return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) + (wider_mm2 if shared or i == j else 0.0)
-          for j in idx] for i in idx]
+    c = _touch_cov(touches, idx, jitter_mm, scale, wider_mm2, shared)
     solved = solve_symmetric(c, r)
     if solved is None:
         return None
     return sum(a * b for a, b in zip(r, solved[0])), len(idx), _logdet(c)
+
+
+def _misfits_at_gains(touches: Sequence[Touch], expected: Sequence[float], gains: Sequence[float],
+                      jitter_mm: float, scale: float | TouchScale) -> list[float]:
+    """`_joint_misfit`'s squared distance (its near covariance) of the touches from g · `expected`, for each g in
+    `gains`; [] when none was placed. (The covariance is the same for every g, so it is inverted once: the distance
+    is a quadratic in g.)"""
+    idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
+    if not idx:
+        return []
+    x = [touches[i].x for i in idx]
+    e = [expected[i] for i in idx]
+    solved = solve_symmetric(_touch_cov(touches, idx, jitter_mm, scale, 0.0, False), x)
+    if solved is None:
+        return []
+    inv = solved[1]
+    ie = [sum(row[j] * e[j] for j in range(len(e))) for row in inv]
+    xx = sum(a * b for a, b in zip(x, solved[0]))
+    xe = sum(a * b for a, b in zip(x, ie))
+    ee = sum(a * b for a, b in zip(e, ie))
+    return [xx - 2.0 * g * xe + g * g * ee for g in gains]
+
+
+def _touch_cov(touches: Sequence[Touch], idx: Sequence[int], jitter_mm: float, scale: float | TouchScale,
+               wider_mm2: float, shared: bool) -> list[list[float]]:
+    """The covariance of touches `idx`: as located, each σ by its own scale (D·C·D, D the scales, so it stays
+    positive definite), each widened by the hands' spread and by `wider_mm2` (a shift common to all when
+    `shared`)."""
+    k = {i: _scale_of(scale, touches[i]) for i in idx}
+
+    def located(i: int, j: int) -> float:
+        if len(touches[i].cov) == len(touches):
+            return touches[i].cov[j]
+        return touches[i].sigma ** 2 if i == j else 0.0
+    return [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 if i == j else 0.0)
+             + (wider_mm2 if shared or i == j else 0.0) for j in idx] for i in idx]
 
 
 def _logdet(m: list[list[float]]) -> float:

@@ -646,3 +646,20 @@ def test_a_loose_touch_that_left_no_weight_is_never_taken_as_surer_than_its_own_
     near = loglik([lift, put_pawn], [-25.0, 43.0], jitter_mm=6.0, scale=tidy)
     truth = loglik([lift, put_pawn], [-25.0, 115.0], jitter_mm=6.0, scale=tidy)
     assert near - truth > 4.0          # the same place, pinned by a pawn's weight, still says which holder
+
+
+@given(st.lists(st.tuples(st.floats(-140.0, 140.0), st.floats(1.0, 40.0)), min_size=1, max_size=3),
+       st.floats(-0.9, 0.9), st.floats(2.0, 20.0), st.floats(0.4, 1.6))
+def test_the_clipped_gestures_distances_are_the_joint_misfit_at_each_gain(placed, rho, jitter, scale):
+    # (the clipped part inverts the covariance once for every gain: it must say what the distance at g · x says)
+    from companion.sensing.touches import _joint_misfit, _misfits_at_gains
+    n = len(placed)
+    sig = [s for _, s in placed]
+    touches = [Touch(float(i), i + 0.5, x, s, 0.0,
+                     tuple(s * s if i == j else rho * s * sig[j] / (n - 1 or 1) for j in range(n)))
+               for i, (x, s) in enumerate(placed)]
+    expected = [x * 1.1 + 5.0 for x, _ in placed]
+    gains = (0.4, 0.7, 1.0)
+    got = _misfits_at_gains(touches, expected, gains, jitter, scale)
+    want = [_joint_misfit(touches, [g * e for e in expected], jitter, scale, 0.0)[0] for g in gains]
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-6)

@@ -461,7 +461,11 @@ class TouchScale:
     # median 1.3-1.6 of their σ scaled as learned (0.4-0.6), moves' touches as loose by 0.6-1.0. Scaled so, a
     # put-down at E2 located at 63 ± 29 mm ruled the beat out and the mover's removal was shown (27709 at 317 s).
     # Every loose touch floored so instead, noisy 80 SPS asked about 4 moves more in 157 (foreign 27700), all of whose
-    # loose touches had been right
+    # loose touches had been right. A touch that held the arm at the board (Touch.held ≥ HELD_SHARE) is floored so too:
+    # its place comes from the short free stretches around the arm's stay there, and a loose one misses by more than
+    # its σ scaled as the free ones were (foreign quiet 35200, turn 46: L E3 → E2 tipped the arm, a press and its
+    # release located at 51 ± 52 and -55 ± 123 mm were scaled to ± 20 and ± 49 and cost the move 8.3 nats, and
+    # "nothing changed" was said at 0.994 — a missed turn and a missed tip)
     LOOSE_MM = 25.0
 
     def __call__(self, sigma: float) -> float:
@@ -473,7 +477,7 @@ class TouchScale:
     def of(self, touch: "Touch") -> float:
         """The scale on this touch's located σ."""
         learned = self(touch.sigma)
-        if abs(touch.lifted) >= self.weightless_g:
+        if abs(touch.lifted) >= self.weightless_g and touch.held < HELD_SHARE:
             return learned
         return max(learned, min(1.0, min(self.WIDE_MM, touch.sigma) / self.LOOSE_MM))
 

@@ -648,6 +648,25 @@ def test_a_loose_touch_that_left_no_weight_is_never_taken_as_surer_than_its_own_
     assert near - truth > 4.0          # the same place, pinned by a pawn's weight, still says which holder
 
 
+def test_a_loose_touch_that_held_the_arm_at_the_board_is_never_taken_as_surer_than_its_own_sigma():
+    """Foreign quiet 35200 turn 46: L E3 → E2 tipped an arm resting near its tip; the gesture, the arm pinned at the
+    board for 82-94 % of it, was located at 51 ± 52 and -55 ± 123 mm, scaled as learned (0.4) to ± 20 and ± 49, which
+    cost the move 8.3 nats and "nothing changed" was said at 0.994: no question, a missed turn and a missed tip. Held so,
+    a loose touch keeps its own σ (as a weightless one); a tidy held touch, or a loose free one, the learned scale."""
+    from companion.sensing.touches import TouchScale
+
+    tidy = TouchScale(0.4, 0.0, weightless_g=3.0)
+    press = Touch(410.9, 412.0, 51.0, 52.0, -35.8, held=0.82)
+    release = Touch(412.0, 413.0, -55.0, 123.0, 35.8, held=0.94)
+    assert tidy.of(press) == 1.0 and tidy.of(release) == 1.0
+    assert tidy.of(replace(press, held=0.1)) == 0.4 and tidy.of(replace(press, sigma=5.0)) == 0.4
+    assert tidy.of(replace(press, sigma=20.0)) == pytest.approx(0.8)
+    # so the move's holders (gain 0.96: E3 at 93, E2 at 111 mm) are not ruled out by where the pinned arm put them
+    assert loglik([press, release], [93.0, 111.0], jitter_mm=4.2, scale=tidy) > -3.0
+    assert loglik([replace(press, held=0.0), replace(release, held=0.0)], [93.0, 111.0], jitter_mm=4.2,
+                  scale=tidy) < -6.0
+
+
 @given(st.lists(st.tuples(st.floats(-140.0, 140.0), st.floats(1.0, 40.0)), min_size=1, max_size=3),
        st.floats(-0.9, 0.9), st.floats(2.0, 20.0), st.floats(0.4, 1.6))
 def test_the_clipped_gestures_distances_are_the_joint_misfit_at_each_gain(placed, rho, jitter, scale):

@@ -18,6 +18,8 @@ Printed per world:
   modest: a bin whose odds promise 0.1 wrong shows nothing either way in one run.)
 - The band the game applies short of 0.999 (0.99-0.999): how many, how many right, and the source that set each
   apart most.
+- Held touches: per profile, the share of touches that held the arm at the board which each game's hands had learned
+  by its end are placed toward the pivot (touches.HandSpread.clipped), and how many held touches it rests on.
 - Judging's cost: per decided change, the CPU time from the hands leaving to the decision, its latency on the
   table's clock, and the latency a Pi about 8× slower would give — the later of the two, since a follower that
   needs more time than the table gives it falls behind and decides once it has caught up (moves and placements
@@ -45,7 +47,7 @@ from companion.games.balance_model import load_model  # noqa: E402
 from companion.recorder.inputs import read_inputs  # noqa: E402
 from companion.replay.session import Replay, ReplaySetup, load_setup  # noqa: E402
 from companion.sensing.inference import EVIDENCE_SOURCES, evidence_of, inertia_of, touches_for  # noqa: E402
-from companion.sensing.touches import TouchScale  # noqa: E402
+from companion.sensing.touches import HELD_SHARE, HandSpread, TouchScale  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
 from companion.simulation.evaluation import evidence_lines, percentile  # noqa: E402
 from companion.simulation.games import play_session  # noqa: E402
@@ -76,10 +78,11 @@ def _signature(move_or_candidate) -> tuple:
     return (c.kind,)
 
 
-def judged(setup: ReplaySetup, rows, inputs) -> tuple[list[tuple], list[tuple[float, float]]]:
+def judged(setup: ReplaySetup, rows, inputs) -> tuple[list[tuple], list[tuple[float, float]], dict]:
     """Replay and return (change, CPU seconds spent judging it) per decided change — the follower's time from the
-    hands leaving to its decision, sample by sample as the daemon gives them — and when the tilt switch said the arm
-    was on the board: (from, to) spans."""
+    hands leaving to its decision, sample by sample as the daemon gives them — when the tilt switch said the arm
+    was on the board: (from, to) spans, and what the hands had learned by the end (the share of held touches placed
+    toward the pivot, and how many held touches it was learned from)."""
     rp = Replay(setup, inputs)
     out: list[tuple] = []
     board: list[tuple[float, float]] = []
@@ -108,7 +111,10 @@ def judged(setup: ReplaySetup, rows, inputs) -> tuple[list[tuple], list[tuple[fl
         else:
             cpu = 0.0
     rp.finish()
-    return out, board
+    hands = rp.arm.follower.hands
+    learned = {"clipped": hands.clipped, "held": sum(r[3] >= HELD_SHARE for r in hands.touches),
+               "touches": len(hands.touches)}
+    return out, board, learned
 
 
 def _parts(ch, s) -> dict[str, float]:
@@ -142,13 +148,13 @@ def _gesture(ch, truth, board) -> dict | None:
 
 def scored(world: str, name: str, profile: str, judging: tuple, turns: list[dict]) -> list[dict]:
     """Per decided change matched to a turn: the truth against the best wrong account, source by source."""
-    decided, board = judging
+    decided, board, learned = judging
     out = []
     free = list(turns)
     for ch, cpu in decided:
         near = [tr for tr in free if abs(tr["t"] - ch.hands_off_t) <= MATCH_S]
         rec = {"world": world, "game": name, "profile": profile, "t": round(ch.t, 2), "cpu": cpu, "latency": ch.t - ch.hands_off_t,
-               "kind": ch.best.kind if ch.best else None, "confidence": ch.confidence}
+               "kind": ch.best.kind if ch.best else None, "confidence": ch.confidence, "learned": learned}
         if not near:
             out.append(rec)
             continue
@@ -224,6 +230,22 @@ def gestures(recs: list[dict]) -> None:
         print(f"  {profile:12} " + "; ".join(row))
 
 
+def clipped(recs: list[dict]) -> None:
+    """What each game's hands had learned by its end of how often touches that held the arm at the board are placed
+    toward the pivot (touches.HandSpread.clipped), by profile."""
+    games: dict[str, dict] = {}
+    for r in recs:
+        games.setdefault(r["game"], {"profile": r["profile"], **r["learned"]})
+    print(f"\nHeld touches placed toward the pivot, as each game's hands learned it by its end (prior "
+          f"{HandSpread.CLIPPED_PRIOR:g}): share median (range); held touches of the last {HandSpread.KEEP} learned")
+    for profile in sorted({g["profile"] for g in games.values()}):
+        mine = [g for g in games.values() if g["profile"] == profile]
+        shares = [g["clipped"] for g in mine]
+        print(f"  {profile:12} {len(mine):3} games: {statistics.median(shares):.3f} ({min(shares):.3f}-"
+              f"{max(shares):.3f}); held {statistics.median([g['held'] for g in mine]):g} of "
+              f"{statistics.median([g['touches'] for g in mine]):g}")
+
+
 def report(world: str, recs: list[dict], show: bool = False) -> None:
     print(f"\n=== {world}: {len({r['game'] for r in recs})} games, {len(recs)} decided changes, "
           f"{sum('right' in r for r in recs)} matched to a turn, {sum(r.get('right') is False for r in recs)} "
@@ -251,6 +273,7 @@ def report(world: str, recs: list[dict], show: bool = False) -> None:
         if not r["right"]:
             print(f"  wrong: {r['game']} at {r['t']} s, {r['confidence']:.4f}: {r.get('versus', '')}")
     gestures(recs)
+    clipped(recs)
     print("\nJudging's cost per decided change (CPU on this machine, one core; latency after the hands left, s)")
     for name, kinds in (("moves", ("place", "move", "beat")), ("removals", ("remove", "clear"))):
         group = [r for r in recs if r["kind"] in kinds]

@@ -419,6 +419,8 @@ class Measurement:
     # a touch's located σ is about scale · σ (a number, or touches.TouchScale: its own for each σ)
     touch_scale: Any = field(default=1.0, compare=False, repr=False)
     touch_astray: float = field(default=0.0, compare=False, repr=False)  # the share of gestures located astray
+    # the share of gestures that held the arm at the board placed toward the pivot (touches.HandSpread.clipped)
+    touch_clipped: float = field(default=0.0, compare=False, repr=False)
     # log of the share of gestures found in more touches than made (touches.TouchCounts; None: IN_PIECES's)
     touch_pieces: float | None = field(default=None, compare=False, repr=False)
     # the touches as other shapes of the cells' settling, nearly as likely, place them: (log of how much likelier
@@ -463,8 +465,8 @@ class Measurement:
                            max(self.rel_w, later.rel_w), max(self.rel_t, later.rel_t), later.fan, later.swing,
                            tuple(self.touches) + tuple(later.touches),   # (two changes: no per-size fit)
                            None, later.finger_mm, later.touch_gain, touch_scale=later.touch_scale,
-                           touch_astray=later.touch_astray, touch_pieces=later.touch_pieces,
-                           span_mm=later.span_mm, swing_before=self.swing_before,
+                           touch_astray=later.touch_astray, touch_clipped=later.touch_clipped,
+                           touch_pieces=later.touch_pieces, span_mm=later.span_mm, swing_before=self.swing_before,
                            swing_n=later.swing_n, swing_rss=later.swing_rss, accel_noise2=later.accel_noise2,
                            tip_before=self.tip_before)
 
@@ -749,7 +751,7 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     # (where the first touch pushed the arm is read from the board and the forces, not through the cells' settling)
     pushed = push_loglik(m.push, c.touch_x[0], jitter_mm=m.finger_mm) if m.push is not None else 0.0
     ll = loglik(touches_for(c, m), expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
-                astray=m.touch_astray, pieces=pieces)
+                astray=m.touch_astray, pieces=pieces, clipped=m.touch_clipped)
     if not m.other_touches:
         return pushed + ll
     # each shape of settling still likely is a way the touches may have come out: their mixture
@@ -757,7 +759,7 @@ def _hands_of(c: Candidate, m: Measurement) -> float:
     for lw, touches, by_size in m.other_touches:
         mine = by_size[c.size] if len(c.touch_x) == 2 and by_size and c.size in by_size else touches
         terms.append(lw + loglik(mine, expected, jitter_mm=m.finger_mm, scale=m.touch_scale, span_mm=m.span_mm,
-                                 astray=m.touch_astray, pieces=pieces))
+                                 astray=m.touch_astray, pieces=pieces, clipped=m.touch_clipped))
         weights.append(lw)
     return pushed + _logsumexp(terms) - _logsumexp(weights)
 

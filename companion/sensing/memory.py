@@ -165,12 +165,15 @@ def resume(model: Model, calibration: ArmCalibration, memory: Any, *,
     touches = memory.get("hand_touches")     # (a memory written before the hands were learned has none: the prior)
     if touches is not None:
         if not isinstance(touches, list) or len(touches) > HandSpread.KEEP or not all(
-                isinstance(m, list) and len(m) == 3 for m in touches):
+                isinstance(m, list) and len(m) in (3, 4) for m in touches):
             raise ValueError(f"follower memory: hand_touches must be a list of at most {HandSpread.KEEP} "
-                             "[holder x, located x, σ²] triples")
-        f.hands = HandSpread([(_number({"x": a}, "x", "hand_touches.", low=-1e4, high=1e4),
-                               _number({"x": b}, "x", "hand_touches.", low=-1e4, high=1e4),
-                               _number({"s": c}, "s", "hand_touches.", low=0.0, high=1e6)) for a, b, c in touches])
+                             "[holder x, located x, σ², share of its span held at the board] rows")
+        # (rows written before the held share was kept have three: not held)
+        f.hands = HandSpread([(_number({"x": m[0]}, "x", "hand_touches.", low=-1e4, high=1e4),
+                               _number({"x": m[1]}, "x", "hand_touches.", low=-1e4, high=1e4),
+                               _number({"s": m[2]}, "s", "hand_touches.", low=0.0, high=1e6),
+                               _number({"held": m[3] if len(m) == 4 else 0.0}, "held", "hand_touches.",
+                                       low=0.0, high=1.0)) for m in touches])
     misses = memory.get("pause_misses")     # (none in a memory written before the pauses were read: the prior)
     if misses is not None:
         if not isinstance(misses, list) or len(misses) > PauseScale.KEEP:

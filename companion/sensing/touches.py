@@ -56,6 +56,15 @@ ASTRAY_MM = 40.0
 # the share of touches whose place the fit got wrong altogether (a free swing too short or too disturbed to place
 # it: it lands anywhere along the arm's span), each alone: the other touches of the gesture still say where
 LOST_SHARE = 0.01
+# A touch that held the arm on the board may be placed nearer the pivot than it was, now and then by half its
+# distance or more: at the board the arm cannot tilt further, so its angle under-reads the torque the touch added
+# (foreign quiet touches held at the board 30 % of their span or more: −0.47σ on average, 8 beyond 2σ inward and 1
+# outward of 92; those less held +0.01σ, 3 and 3 of 106; ours at 10 SPS −0.24 to −0.31σ; 80 SPS neither:
+# bench/look_alikes.py). How often it happens differs from table to table (the cells' rate, the arm's stiffness and
+# how far it can tilt): HandSpread learns the share, `loglik` places such a gesture at a gain g of its holders' x
+# with that share, g anywhere over CLIPPED_GAINS
+HELD_SHARE = 0.3
+CLIPPED_GAINS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 MODEL_INFLATION = 4.0       # the response model is not exact (the load cells' lag, a hand's tremor): σ this much wider
 
 
@@ -68,6 +77,7 @@ class Touch:
     lifted: float            # the weight the touch took away (g; negative when it put a pawn down)
     cov: tuple = ()          # its covariance with each touch of the gesture, in order (mm²): positions of touches
                              # close in time trade off against each other
+    held: float = 0.0        # the share of its span the arm spent at the board (not swinging free)
 
 
 def split(times: Sequence[float], weights: Sequence[float], noise_g: float, *, w_before: float | None = None,
@@ -451,7 +461,11 @@ class TouchScale:
     # median 1.3-1.6 of their σ scaled as learned (0.4-0.6), moves' touches as loose by 0.6-1.0. Scaled so, a
     # put-down at E2 located at 63 ± 29 mm ruled the beat out and the mover's removal was shown (27709 at 317 s).
     # Every loose touch floored so instead, noisy 80 SPS asked about 4 moves more in 157 (foreign 27700), all of whose
-    # loose touches had been right
+    # loose touches had been right. A touch that held the arm at the board (Touch.held ≥ HELD_SHARE) is floored so too:
+    # its place comes from the short free stretches around the arm's stay there, and a loose one misses by more than
+    # its σ scaled as the free ones were (foreign quiet 35200, turn 46: L E3 → E2 tipped the arm, a press and its
+    # release located at 51 ± 52 and -55 ± 123 mm were scaled to ± 20 and ± 49 and cost the move 8.3 nats, and
+    # "nothing changed" was said at 0.994 — a missed turn and a missed tip)
     LOOSE_MM = 25.0
 
     def __call__(self, sigma: float) -> float:
@@ -463,7 +477,7 @@ class TouchScale:
     def of(self, touch: "Touch") -> float:
         """The scale on this touch's located σ."""
         learned = self(touch.sigma)
-        if abs(touch.lifted) >= self.weightless_g:
+        if abs(touch.lifted) >= self.weightless_g and touch.held < HELD_SHARE:
             return learned
         return max(learned, min(1.0, min(self.WIDE_MM, touch.sigma) / self.LOOSE_MM))
 
@@ -491,7 +505,12 @@ class HandSpread:
     again (ASTRAY_MM; learned touch by touch, judged in `loglik` as the whole gesture shifted). They then neither
     widen the spread for every touch nor go unnoticed: a table whose touches mostly land within a few mm is judged
     by that, however far its few strays went. Each (scale; spread and astray share) is the most likely over the
-    touches, the two last by expectation-maximisation."""
+    touches, the two last by expectation-maximisation.
+
+    A touch that held the arm at the board may be placed nearer the pivot (HELD_SHARE, CLIPPED_GAINS): how often
+    is this table's own — on some arms and cells often, on others never — so its share `clipped` is learned the same
+    way, from the held touches alone: each as likely clipped as it sits nearer g · gain · x than gain · x (or astray),
+    with a prior of CLIPPED_PRIOR worth CLIPPED_PRIOR_N held touches."""
 
     PRIOR_MM = 12.0
     PRIOR_N = 3.0
@@ -517,12 +536,19 @@ class HandSpread:
     ASTRAY_PRIOR_N = 10.0  # ... worth this many touches
     ASTRAY_MAX = 0.25      # strays are now and then: a table whose touches mostly miss far has a wide spread
     EM_STEPS = 6           # per scale, from the last scale's answer
+    # held touches placed toward the pivot: before any is seen, a share this small (the part costs a held gesture
+    # little where it is not needed) worth this many held touches, and never more than CLIPPED_MAX of them
+    CLIPPED_PRIOR = 0.03
+    CLIPPED_PRIOR_N = 10.0
+    CLIPPED_MAX = 0.3
 
-    def __init__(self, touches: Sequence[tuple[float, float, float]] = ()):
-        # (the holder's x, where the touch was located, its located σ²)
-        self.touches: list[tuple[float, float, float]] = [(float(a), float(b), float(c))
-                                                          for a, b, c in touches][-self.KEEP:]
+    def __init__(self, touches: Sequence[Sequence[float]] = ()):
+        # (the holder's x, where the touch was located, its located σ², the share of its span the arm was held at
+        # the board — 0 in rows kept before that was)
+        self.touches: list[tuple[float, float, float, float]] = [
+            (float(r[0]), float(r[1]), float(r[2]), float(r[3]) if len(r) > 3 else 0.0) for r in touches][-self.KEEP:]
         self.astray = self.ASTRAY_PRIOR
+        self.clipped = self.CLIPPED_PRIOR
         self.power = 0.0
         self.gain, self.sigma_mm, self.scale = self._solve()
 
@@ -542,7 +568,7 @@ class HandSpread:
             # as nearer than it was)
             reach = 3.0 * max(self.HIGH_MM, tc.sigma)
             located = max(x - reach, min(x + reach, tc.x))
-            self.touches.append((float(x), located, tc.sigma ** 2))
+            self.touches.append((float(x), located, tc.sigma ** 2, float(tc.held)))
         del self.touches[:-self.KEEP]
         self.gain, self.sigma_mm, self.scale = self._solve()
 
@@ -553,19 +579,28 @@ class HandSpread:
     def _solve(self) -> tuple[float, float, float]:
         gain, spread, scale, power = 1.0, self.PRIOR_MM, 1.0, 0.0
         self.astray = self.ASTRAY_PRIOR
+        self.clipped = self.CLIPPED_PRIOR
         self.power = power
         if not self.touches:
             return gain, spread, scale
         lo_g, hi_g = self.GAIN_RANGE
-        for _ in range(2):     # the gain weighs each touch by c²σ² + spread², which are judged from gain · x
+        # each touch counts in the gain, spread, scale and astray share as far as it was not clipped (a held touch
+        # placed toward the pivot says nothing of how the others miss), judged from the fit before: once more where
+        # the first fit finds held touches clipped more often than the prior says (elsewhere the weights hardly
+        # move, and this runs under the game's lock at every confirmed move)
+        weight = [1.0] * len(self.touches)
+        held = any(h >= HELD_SHARE for *_, h in self.touches)
+        passes, done = 2, 0
+        while done < passes:    # the gain weighs each touch by c²σ² + spread², which are judged from gain · x
+            done += 1
             cs = TouchScale(scale, power)
             j2 = spread * spread
             prior = self.PRIOR_N * self.PRIOR_X_MM ** 2 / self.PRIOR_MM ** 2
-            w = [1.0 / (cs(math.sqrt(s2)) ** 2 * s2 + j2) for _, _, s2 in self.touches]
-            num = prior + sum(x * xl * wi for (x, xl, _), wi in zip(self.touches, w))
-            den = prior + sum(x * x * wi for (x, _, _), wi in zip(self.touches, w))
+            w = [k / (cs(math.sqrt(s2)) ** 2 * s2 + j2) for (_, _, s2, _), k in zip(self.touches, weight)]
+            num = prior + sum(x * xl * wi for (x, xl, _, _), wi in zip(self.touches, w))
+            den = prior + sum(x * x * wi for (x, _, _, _), wi in zip(self.touches, w))
             gain = max(lo_g, min(hi_g, num / den))
-            misses = [((xl - gain * x) ** 2, s2) for x, xl, s2 in self.touches]
+            misses = [((xl - gain * x) ** 2, s2, k) for (x, xl, s2, _), k in zip(self.touches, weight)]
             v2, share = spread * spread, self.astray
             best = None
             # the scale at the reference σ over its values, then how it grows with σ, then the scale again: each
@@ -573,7 +608,7 @@ class HandSpread:
             for which in ("scale", "power", "scale"):
                 for value in (self.SCALES if which == "scale" else self.POWERS):
                     c, p = (value, power) if which == "scale" else (scale, value)
-                    f = [TouchScale(c, p)(math.sqrt(s2)) ** 2 / (c * c) for _, s2 in misses]
+                    f = [TouchScale(c, p)(math.sqrt(s2)) ** 2 / (c * c) for _, s2, _ in misses]
                     v2, share = self._spread_and_astray(misses, c * c, v2, share, f)
                     score = self._score(misses, c, v2, share, f) - 0.5 * self.PRIOR_N * (p / self.POWER_PRIOR) ** 2
                     if best is None or score > best[0]:
@@ -581,49 +616,82 @@ class HandSpread:
                 _, scale, power, v2, share = best
             self.astray = share
             spread = math.sqrt(v2)
+            if held:
+                self.clipped, weight = self._clipped_share(gain, spread, TouchScale(scale, power))
+                if done == 1 and self.clipped > self.CLIPPED_PRIOR:
+                    passes = 3
         self.power = power
         return gain, spread, scale
 
-    def _spread_and_astray(self, misses: Sequence[tuple[float, float]], c2: float, j2: float,
+    def _clipped_share(self, gain: float, spread: float, cs: TouchScale) -> tuple[float, list[float]]:
+        """The share of held touches placed toward the pivot, most likely (by expectation-maximisation) with the
+        gain, spread, scale and astray share learned from the touches; and how far each touch was not clipped."""
+        j2, wide, a = spread * spread, self.ASTRAY_MM ** 2, self.astray
+        rows = []
+        for x, xl, s2, held in self.touches:
+            if held < HELD_SHARE:
+                rows.append(None)
+                continue
+            v = cs(math.sqrt(s2)) ** 2 * s2 + j2
+            m = xl - gain * x
+            # (the densities up to the shared 1/√(2π): near, astray, or clipped at one of the gains)
+            near = ((1.0 - a) * math.exp(-0.5 * m * m / v) / math.sqrt(v)
+                    + a * math.exp(-0.5 * m * m / (v + wide)) / math.sqrt(v + wide))
+            clip = sum(math.exp(-0.5 * (xl - g * gain * x) ** 2 / v) for g in CLIPPED_GAINS) / (
+                len(CLIPPED_GAINS) * math.sqrt(v))
+            rows.append((near, clip))
+
+        def clipped(share, n, c):
+            return share * c / (share * c + (1.0 - share) * n) if share * c + (1.0 - share) * n > 0 else 0.0
+        share = self.CLIPPED_PRIOR
+        judged = [r for r in rows if r is not None]
+        for _ in range(3 * self.EM_STEPS):      # (from the prior each time: a share far from it takes more steps)
+            r = sum(clipped(share, n, c) for n, c in judged)
+            share = min(self.CLIPPED_MAX, (self.CLIPPED_PRIOR_N * self.CLIPPED_PRIOR + r)
+                        / (self.CLIPPED_PRIOR_N + len(judged)))
+        return share, [1.0 if r is None else 1.0 - clipped(share, *r) for r in rows]
+
+    def _spread_and_astray(self, misses: Sequence[tuple[float, float, float]], c2: float, j2: float,
                            share: float, f: Sequence[float] | None = None) -> tuple[float, float]:
         """(spread², astray share) most likely with the located σ² scaled by c2 (each miss's by c2 · f, f its
-        growth with σ), from (j2, share)."""
+        growth with σ), from (j2, share); misses are (miss², located σ², how much it counts)."""
         wide = self.ASTRAY_MM ** 2
         lo, hi = self.LOW_MM ** 2, self.HIGH_MM ** 2
         p2 = self.PRIOR_MM ** 2
         # (each miss's scaled σ² once: this runs for every scale tried, under the game's lock)
-        located = [(m2, c2 * s2 * (f[i] if f else 1.0)) for i, (m2, s2) in enumerate(misses)]
+        located = [(m2, c2 * s2 * (f[i] if f else 1.0), k) for i, (m2, s2, k) in enumerate(misses)]
+        counted = sum(k for *_, k in misses)
         exp, sqrt = math.exp, math.sqrt
         for _ in range(self.EM_STEPS):
             num = self.PRIOR_N * (p2 - j2) / (j2 * j2)
             den = self.PRIOR_N / (j2 * j2)
             astray = 0.0
-            for m2, cs2 in located:
+            for m2, cs2, k in located:
                 v = cs2 + j2
                 vw = v + wide
                 near = (1.0 - share) * exp(-0.5 * m2 / v) / sqrt(v)
                 far = share * exp(-0.5 * m2 / vw) / sqrt(vw)
                 w = near / (near + far) if near + far > 0 else 0.0
-                astray += 1.0 - w
-                num += w * (m2 - v) / (v * v) + (1.0 - w) * (m2 - vw) / (vw * vw)
-                den += w / (v * v) + (1.0 - w) / (vw * vw)
+                astray += k * (1.0 - w)
+                num += k * (w * (m2 - v) / (v * v) + (1.0 - w) * (m2 - vw) / (vw * vw))
+                den += k * (w / (v * v) + (1.0 - w) / (vw * vw))
             # a scoring step on spread² (each miss as surely astray as it looks, both ways widening with it), and
             # the share
             j2 = min(hi, max(lo, j2 + num / den))
             share = min(self.ASTRAY_MAX, (self.ASTRAY_PRIOR_N * self.ASTRAY_PRIOR + astray)
-                        / (self.ASTRAY_PRIOR_N + len(misses)))
+                        / (self.ASTRAY_PRIOR_N + counted))
         return j2, share
 
-    def _score(self, misses: Sequence[tuple[float, float]], c: float, j2: float, share: float,
+    def _score(self, misses: Sequence[tuple[float, float, float]], c: float, j2: float, share: float,
                f: Sequence[float] | None = None) -> float:
         """log-likelihood of the misses (and the priors on the scale and the spread)."""
         wide = self.ASTRAY_MM ** 2
         total = -0.5 * self.PRIOR_N * ((math.log(c) / self.SCALE_PRIOR_LOG) ** 2 + self.PRIOR_MM ** 2 / j2
                                        + math.log(j2))
         c2 = c * c
-        for i, (m2, s2) in enumerate(misses):
+        for i, (m2, s2, k) in enumerate(misses):
             v = c2 * s2 * (f[i] if f else 1.0) + j2
-            total += math.log((1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
+            total += k * math.log((1.0 - share) * math.exp(-0.5 * m2 / v) / math.sqrt(v)
                               + share * math.exp(-0.5 * m2 / (v + wide)) / math.sqrt(v + wide) + 1e-300)
         return total
 
@@ -772,7 +840,8 @@ class TouchCounts:
 
 def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: float = 12.0,
            miscount: float = MISCOUNT, pieces: float = IN_PIECES, floor: float = -8.0, scale: float | TouchScale = 1.0,
-           span_mm: float = SPAN_MM, astray: float = 0.0, lost: float = LOST_SHARE) -> float:
+           span_mm: float = SPAN_MM, astray: float = 0.0, lost: float = LOST_SHARE,
+           clipped: float = 0.0) -> float:
     """log-likelihood of the touches if the hands touched at `expected` (mm, in order), with the touches'
     joint covariance (its σ scaled by `scale`, HandSpread's) and a finger's spread; no more than `floor` per
     touch (a model is never that sure).
@@ -789,7 +858,9 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
     modelled spread on 1.1 % of foreign quiet moves and 2.5 % of ours at 10 SPS, their difference on none.) And a
     share `lost` of touches are placed nowhere near any hand, each alone (uniform over `span_mm`, never denser than
     its own Gaussian at its peak, as `fragments` takes a stray piece): a gesture with one such touch is judged by
-    its others, not by which holder the lost one fell nearer.
+    its others, not by which holder the lost one fell nearer. A gesture with a touch that held the arm at the board
+    (`Touch.held` ≥ HELD_SHARE) is, a share `clipped` of the time (HandSpread's, learned), placed nearer the pivot
+    as a whole: at g · `expected`, g anywhere over CLIPPED_GAINS.
     (Ours, 10 SPS, session 28300006 turn 51: W6 → W7 read as W2 → W3 at 0.9988 because the put-down, pressed
     onto the board, was placed at +14 ± 13 mm: 71 mm from W3, 147 from W7; the lift at −94 ± 22 said W6.)"""
     if not touches or not expected:
@@ -809,6 +880,16 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             # on the same scale (0: every touch where expected, located as the tidy gestures are)
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
+    held = [i for i, t in enumerate(touches) if t.held >= HELD_SHARE and t.x is not None]
+    if held and clipped > 0.0:
+        # (the same covariance as the near part: only where the touches are expected moves — all of them, since a
+        # gesture is located as a whole from the swing around it)
+        terms = [-0.5 * d2 for d2 in _misfits_at_gains(touches, expected, CLIPPED_GAINS, jitter_mm, scale)]
+        if terms:
+            top = max(terms)
+            one = (math.log(clipped / (1.0 - clipped)) + top
+                   + math.log(sum(math.exp(v - top) for v in terms) / len(CLIPPED_GAINS)))
+            ll = max(ll, one) + math.log1p(math.exp(-abs(ll - one)))
     if lost > 0.0:
         for i, t in enumerate(touches):
             if t.x is None or not math.isfinite(t.sigma):
@@ -947,18 +1028,47 @@ def _joint_misfit(touches: Sequence[Touch], expected: Sequence[float], jitter_mm
     if not idx:
         return None
     r = [touches[i].x - expected[i] for i in idx]
-    # each touch's σ by its own scale: the covariance as D·C·D, D the scales (so it stays positive definite)
-    k = {i: _scale_of(scale, touches[i]) for i in idx}
-    def located(i: int, j: int) -> float:
-        if len(touches[i].cov) == len(touches):
-            return touches[i].cov[j]
-        return touches[i].sigma ** 2 if i == j else 0.0
-    c = [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 if i == j else 0.0) + (wider_mm2 if shared or i == j else 0.0)
-          for j in idx] for i in idx]
+    c = _touch_cov(touches, idx, jitter_mm, scale, wider_mm2, shared)
     solved = solve_symmetric(c, r)
     if solved is None:
         return None
     return sum(a * b for a, b in zip(r, solved[0])), len(idx), _logdet(c)
+
+
+def _misfits_at_gains(touches: Sequence[Touch], expected: Sequence[float], gains: Sequence[float],
+                      jitter_mm: float, scale: float | TouchScale) -> list[float]:
+    """`_joint_misfit`'s squared distance (its near covariance) of the touches from g · `expected`, for each g in
+    `gains`; [] when none was placed. (The covariance is the same for every g, so it is inverted once: the distance
+    is a quadratic in g.)"""
+    idx = [i for i, t in enumerate(touches) if t.x is not None and math.isfinite(t.sigma)]
+    if not idx:
+        return []
+    x = [touches[i].x for i in idx]
+    e = [expected[i] for i in idx]
+    solved = solve_symmetric(_touch_cov(touches, idx, jitter_mm, scale, 0.0, False), x)
+    if solved is None:
+        return []
+    inv = solved[1]
+    ie = [sum(row[j] * e[j] for j in range(len(e))) for row in inv]
+    xx = sum(a * b for a, b in zip(x, solved[0]))
+    xe = sum(a * b for a, b in zip(x, ie))
+    ee = sum(a * b for a, b in zip(e, ie))
+    return [xx - 2.0 * g * xe + g * g * ee for g in gains]
+
+
+def _touch_cov(touches: Sequence[Touch], idx: Sequence[int], jitter_mm: float, scale: float | TouchScale,
+               wider_mm2: float, shared: bool) -> list[list[float]]:
+    """The covariance of touches `idx`: as located, each σ by its own scale (D·C·D, D the scales, so it stays
+    positive definite), each widened by the hands' spread and by `wider_mm2` (a shift common to all when
+    `shared`)."""
+    k = {i: _scale_of(scale, touches[i]) for i in idx}
+
+    def located(i: int, j: int) -> float:
+        if len(touches[i].cov) == len(touches):
+            return touches[i].cov[j]
+        return touches[i].sigma ** 2 if i == j else 0.0
+    return [[k[i] * k[j] * located(i, j) + (jitter_mm ** 2 if i == j else 0.0)
+             + (wider_mm2 if shared or i == j else 0.0) for j in idx] for i in idx]
 
 
 def _logdet(m: list[list[float]]) -> float:

@@ -185,6 +185,32 @@ def test_the_evidence_of_an_account_is_its_likelihood_split_by_the_readings_that
     assert em["pause"] - ell["pause"] > 3.0
 
 
+def test_touches_that_held_the_arm_at_the_board_may_lie_nearer_the_pivot_so_the_move_a_pitch_nearer_is_not_sure():
+    # foreign quiet 33112 turn 15: L E3 → E5 applied as E5 → E7 at 0.998, both touches holding the arm on the board and
+    # placed at about half their holders' x, where the other L's move a pitch nearer the pivot fitted them. An arm at
+    # the board cannot tilt further, so a touch it holds there is placed nearer the pivot than it was, never farther
+    from companion.sensing.touches import Touch
+    x = GEO.x
+    pawns = weighed(("E3", "L"), ("E5", "L"))
+
+    def said(held, gain, clipped=0.1):
+        placed = (Touch(0.0, 0.6, gain * x["E3"], 12.0, 10.0, held=held),
+                  Touch(0.8, 1.4, gain * x["E5"], 12.0, -10.0, held=held))
+        m = replace(measure(0.0, 10.0 * (x["E5"] - x["E3"])), touches=placed, finger_mm=4.0, touch_astray=0.03,
+                    touch_clipped=clipped)
+        return {(s.candidate.from_holder, s.candidate.to_holder): s.probability
+                for s in verdict(pawns, m, final=True).ranked if s.candidate.kind == "move"}
+    # swinging free, touches at 0.55 of E3's and E5's x are the other L's E5 → E7 ...
+    assert said(0.0, 0.55)[("E5", "E7")] > 0.99
+    # ... held at the board, they may be E3 → E5's placed nearer the pivot: asked
+    assert 0.05 < said(0.6, 0.55)[("E3", "E5")] < 0.95
+    # ... unless this table's held touches have never been placed so (its learned share none)
+    assert said(0.6, 0.55, clipped=0.0)[("E5", "E7")] > 0.99
+    # and touches where E3 → E5's holders are say it as surely held as not: a held touch is never placed farther out
+    sure = said(0.0, 1.0)[("E3", "E5")]
+    assert sure > 0.99 and said(0.6, 1.0)[("E3", "E5")] == pytest.approx(sure, abs=1e-3)
+
+
 def test_nothing_changed_is_a_candidate():
     v = verdict(weighed(("E1", "L")), measure(0.01, 2.0))
     assert v.ranked[0].candidate.kind == "none" and v.decided

@@ -115,6 +115,8 @@ def test_a_memory_from_before_the_fits_were_kept_learns_from_its_touches_alone()
     ("pause_misses", [1.0] * 31, "pause_misses must be a list of at most 30"),
     ("pause_misses", [-1.0], "pause_misses.z2 must be a number from 0"),
     ("pause_misses", [None], "pause_misses.z2 must be a number"),
+    ("hand_touches", [[57.0, 55.0, 9.0, 1.5]], "hand_touches.held must be a number from 0"),
+    ("hand_touches", [[57.0, 55.0]], "hand_touches must be a list of at most 100"),
     ("touch_counts", {"0": 1}, "touch_counts must be a list of at most 200 whole numbers"),
     ("touch_counts", [0] * 201, "touch_counts must be a list of at most 200"),
     ("touch_counts", [5], "from -4 to 4"),

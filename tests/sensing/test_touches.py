@@ -342,6 +342,29 @@ def test_hand_spread_learns_how_far_its_located_sigma_overstates_the_misses():
     assert margin(modest) > 1.5 * margin(honest) > 0
 
 
+def test_hand_spread_learns_how_often_this_tables_held_touches_are_placed_toward_the_pivot():
+    """At a table whose touches that held the arm at the board are now and then placed at half their holder's x, the
+    share learned rises well above the prior; at one where they are placed like the rest it falls below it; and touches
+    that swung free say nothing of it, however far in they fell."""
+    def table(seed, held, inward):
+        rng = random.Random(seed)
+        hands = HandSpread()
+        for k in range(HandSpread.KEEP):
+            x = rng.choice([-133.0, -97.0, -61.0, -25.0, 43.0, 79.0, 115.0])
+            g = rng.uniform(0.45, 0.7) if k % 5 == 0 and inward else 1.0
+            hands.learn([replace(touch(g * x + rng.gauss(0.0, 4.0), 3.0), held=held)], [x])
+        return hands
+    clipping = table(7, 0.6, True)
+    assert clipping.clipped > 0.12
+    assert table(8, 0.6, False).clipped < 0.5 * HandSpread.CLIPPED_PRIOR
+    assert table(7, 0.1, True).clipped == HandSpread.CLIPPED_PRIOR
+    # ... and what it learned survives the rows being written and read back (a restart)
+    again = HandSpread([list(r) for r in clipping.touches])
+    assert again.clipped == clipping.clipped and again.touches == clipping.touches
+    # rows kept before the held share was: not held
+    assert HandSpread([r[:3] for r in clipping.touches]).clipped == HandSpread.CLIPPED_PRIOR
+
+
 def loose_and_tidy_table(seed: int) -> HandSpread:
     """A 10 SPS table as the foreign quiet games showed one: most touches located at σ 3-6 mm and landing within half
     of it, a third located at σ 25-45 mm (short free stretches between the arm's visits to the board) that miss by
@@ -623,3 +646,39 @@ def test_a_loose_touch_that_left_no_weight_is_never_taken_as_surer_than_its_own_
     near = loglik([lift, put_pawn], [-25.0, 43.0], jitter_mm=6.0, scale=tidy)
     truth = loglik([lift, put_pawn], [-25.0, 115.0], jitter_mm=6.0, scale=tidy)
     assert near - truth > 4.0          # the same place, pinned by a pawn's weight, still says which holder
+
+
+def test_a_loose_touch_that_held_the_arm_at_the_board_is_never_taken_as_surer_than_its_own_sigma():
+    """Foreign quiet 35200 turn 46: L E3 → E2 tipped an arm resting near its tip; the gesture, the arm pinned at the
+    board for 82-94 % of it, was located at 51 ± 52 and -55 ± 123 mm, scaled as learned (0.4) to ± 20 and ± 49, which
+    cost the move 8.3 nats and "nothing changed" was said at 0.994: no question, a missed turn and a missed tip. Held so,
+    a loose touch keeps its own σ (as a weightless one); a tidy held touch, or a loose free one, the learned scale."""
+    from companion.sensing.touches import TouchScale
+
+    tidy = TouchScale(0.4, 0.0, weightless_g=3.0)
+    press = Touch(410.9, 412.0, 51.0, 52.0, -35.8, held=0.82)
+    release = Touch(412.0, 413.0, -55.0, 123.0, 35.8, held=0.94)
+    assert tidy.of(press) == 1.0 and tidy.of(release) == 1.0
+    assert tidy.of(replace(press, held=0.1)) == 0.4 and tidy.of(replace(press, sigma=5.0)) == 0.4
+    assert tidy.of(replace(press, sigma=20.0)) == pytest.approx(0.8)
+    # so the move's holders (gain 0.96: E3 at 93, E2 at 111 mm) are not ruled out by where the pinned arm put them
+    assert loglik([press, release], [93.0, 111.0], jitter_mm=4.2, scale=tidy) > -3.0
+    assert loglik([replace(press, held=0.0), replace(release, held=0.0)], [93.0, 111.0], jitter_mm=4.2,
+                  scale=tidy) < -6.0
+
+
+@given(st.lists(st.tuples(st.floats(-140.0, 140.0), st.floats(1.0, 40.0)), min_size=1, max_size=3),
+       st.floats(-0.9, 0.9), st.floats(2.0, 20.0), st.floats(0.4, 1.6))
+def test_the_clipped_gestures_distances_are_the_joint_misfit_at_each_gain(placed, rho, jitter, scale):
+    # (the clipped part inverts the covariance once for every gain: it must say what the distance at g · x says)
+    from companion.sensing.touches import _joint_misfit, _misfits_at_gains
+    n = len(placed)
+    sig = [s for _, s in placed]
+    touches = [Touch(float(i), i + 0.5, x, s, 0.0,
+                     tuple(s * s if i == j else rho * s * sig[j] / (n - 1 or 1) for j in range(n)))
+               for i, (x, s) in enumerate(placed)]
+    expected = [x * 1.1 + 5.0 for x, _ in placed]
+    gains = (0.4, 0.7, 1.0)
+    got = _misfits_at_gains(touches, expected, gains, jitter, scale)
+    want = [_joint_misfit(touches, [g * e for e in expected], jitter, scale, 0.0)[0] for g in gains]
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-6)

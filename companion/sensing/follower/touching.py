@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from companion.sensing.filters import shared_runs
@@ -96,8 +97,8 @@ class TouchReading:
 
             def loc(lifted=None):
                 # (the check's σ is the fit's own: a timing it is unsure of must not make any disagreement look small)
-                return tuple(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
-                                     gesture.locate(taps, lifted_g=lifted)))
+                return _held(combined(sharp.locate((1.0,), lifted_g=lifted, timing=timing),
+                                      gesture.locate(taps, lifted_g=lifted)), free)
             by_size = ({size: loc(mass) for size, mass in self.geo.mass.items() if size in moving}
                        if len(parts) == 2 else None)
             return loc(), by_size
@@ -246,3 +247,17 @@ class TouchReading:
             back = shared_runs(own[k], dropped, own[:k] + own[k + 1:]) if dropped else []
             out.append(sorted(own[k] + back) if back else own[k])
         return out
+
+
+def _held(touches, free) -> tuple:
+    """`touches` with the share of each one's span the arm spent at the board (`free`: when it swung free)."""
+    out = []
+    for tc in touches:
+        span = tc.end - tc.start
+        if span <= 0.0:
+            out.append(tc)
+            continue
+        swung = sum(max(0.0, min(tc.end, b) - max(tc.start, a)) for a, b in free)
+        out.append(replace(tc, held=max(0.0, 1.0 - swung / span)))
+    return tuple(out)
+

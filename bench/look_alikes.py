@@ -6,7 +6,8 @@
 Whole games are replayed as the daemon runs them (`companion replay`'s code, in this process, on one core): the
 foreign arm's from its own gamegen.py (../shared/foreign_arm/: quiet, normal and noisy, 2 and 4 players), ours from
 the game bench's random arms (bench/sensing_accuracy.py's draws, every noise level, 2 and 4 players). Each decided
-change is matched to the turn whose hands left within a second of it.
+change is matched to the turn whose hands left within a second of it, and is right when it does to the arm what the
+turn did (a beat of like pawns read as the mover's removal is: the game takes the legal move of the two).
 
 Printed per world:
 - Look-alikes: of the decided changes whose true move was among the accounts ranked, those whose weight and rest
@@ -46,7 +47,8 @@ sys.path.insert(0, str(REPO))
 from companion.games.balance_model import load_model  # noqa: E402
 from companion.recorder.inputs import read_inputs  # noqa: E402
 from companion.replay.session import Replay, ReplaySetup, load_setup  # noqa: E402
-from companion.sensing.inference import EVIDENCE_SOURCES, evidence_of, inertia_of, touches_for  # noqa: E402
+from companion.sensing.inference import (EVIDENCE_SOURCES, _net, evidence_of, inertia_of,  # noqa: E402
+                                         touches_for)
 from companion.sensing.touches import HELD_SHARE, HandSpread, TouchScale  # noqa: E402
 from companion.sensing.trace import read_trace  # noqa: E402
 from companion.simulation.evaluation import evidence_lines, percentile  # noqa: E402
@@ -65,17 +67,17 @@ BOARD_SHARE = 0.3        # a touch this much of whose span the arm spent on the 
 SHOW_NATS = 3.0          # --show: the look-alikes a source set this far apart the wrong way
 
 
-def _signature(move_or_candidate) -> tuple:
-    """(size, from holder, to holder) of a rules-engine move dict or a sensing Candidate."""
+def _effect(move_or_candidate) -> tuple:
+    """What a rules-engine move dict or a sensing Candidate does to the arm: ((holder, size) taken off, put on), what
+    cancels taken out. Accounts that differ only in which like pawn went where — a beat of like pawns and the mover's
+    removal, "W2 → W3 beating W3" and "W2 → W5 beating W5" — do the same, and the game takes the legal one of them."""
     if isinstance(move_or_candidate, dict):
         m = move_or_candidate
-        return (m.get("size"), m.get("from_holder"), m.get("to_holder"))
-    c = move_or_candidate
-    if c.kind == "place":
-        return (c.size, None, c.holder)
-    if c.kind in ("move", "beat"):
-        return (c.size, c.from_holder, c.to_holder)
-    return (c.kind,)
+        removed = [(m["from_holder"], m["size"])] if m.get("from_holder") else []
+        if m.get("beats"):
+            removed.append((m["beats"], m["beaten_size"]))
+        return _net(removed, [(m["to_holder"], m["size"])])
+    return (tuple(move_or_candidate.removed), tuple(move_or_candidate.added))
 
 
 def judged(setup: ReplaySetup, rows, inputs) -> tuple[list[tuple], list[tuple[float, float]], dict]:
@@ -160,10 +162,10 @@ def scored(world: str, name: str, profile: str, judging: tuple, turns: list[dict
             continue
         turn = min(near, key=lambda tr: abs(tr["t"] - ch.hands_off_t))
         free.remove(turn)
-        want = _signature(turn["move"])
-        rec["right"] = ch.best is not None and _signature(ch.best) == want
-        truth = next((s for s in ch.ranked if _signature(s.candidate) == want), None)
-        wrong = next((s for s in ch.ranked if _signature(s.candidate) != want), None)
+        want = _effect(turn["move"])
+        rec["right"] = ch.best is not None and _effect(ch.best) == want
+        truth = next((s for s in ch.ranked if _effect(s.candidate) == want), None)
+        wrong = next((s for s in ch.ranked if _effect(s.candidate) != want), None)
         if truth is not None:
             rec["gesture"] = _gesture(ch, truth, board)
         if truth is not None and wrong is not None:

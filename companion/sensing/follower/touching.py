@@ -260,4 +260,3 @@ def _held(touches, free) -> tuple:
         swung = sum(max(0.0, min(tc.end, b) - max(tc.start, a)) for a, b in free)
         out.append(replace(tc, held=max(0.0, 1.0 - swung / span)))
     return tuple(out)
-

@@ -880,8 +880,7 @@ def loglik(touches: Sequence[Touch], expected: Sequence[float], *, jitter_mm: fl
             # on the same scale (0: every touch where expected, located as the tidy gestures are)
             wide = math.log(astray / (1.0 - astray)) + 0.5 * (logdet - far[2]) - 0.5 * far[0]
             ll = max(ll, wide) + math.log1p(math.exp(-abs(ll - wide)))
-    held = [i for i, t in enumerate(touches) if t.held >= HELD_SHARE and t.x is not None]
-    if held and clipped > 0.0:
+    if clipped > 0.0 and any(t.held >= HELD_SHARE and t.x is not None for t in touches):
         # (the same covariance as the near part: only where the touches are expected moves — all of them, since a
         # gesture is located as a whole from the swing around it)
         terms = [-0.5 * d2 for d2 in _misfits_at_gains(touches, expected, CLIPPED_GAINS, jitter_mm, scale)]

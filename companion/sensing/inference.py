@@ -180,6 +180,9 @@ class Candidate:
     # when a pawn it takes or moves may be another like pawn (TrackedPawn.doubt): how likely, and the change as it
     # then predicts the weight and torque
     alt: tuple[float, "Candidate"] | None = field(default=None, compare=False)
+    # "nothing changed" after hands that moved weight is a pawn lifted and put back where it was: each pawn that may
+    # have been, (x, mass, 1σ, size), as the pawns are tracked
+    put_backs: tuple[tuple[float, float, float, str], ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> tuple:
@@ -261,6 +264,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
         lifts = (mover.mass_g, mover.sigma_g)
     else:
         touched = ()
+    put_backs = tuple(sorted({(x[p.holder], p.mass_g, p.sigma_g, p.size) for p in pawns})) if kind == "none" else ()
     c_place, take, put = place_variance(geo, moved), tuple(take), tuple(put)
     if alt is not None:
         q, (aw, at, aww, awt, att) = alt
@@ -269,7 +273,7 @@ def build_candidate(geo: Geometry, kind: str, pawns: Sequence[TrackedPawn], *, t
                             relocate=relocate, put=put, **desc))
     return Candidate(kind=kind, removed=rem, added=add, mean_w=mw, mean_t=mt, c_ww=cww, c_wt=cwt, c_tt=ctt,
                      d_inertia=di, c_place=c_place, touch_x=touched, lifts=lifts, take=take, relocate=relocate,
-                     put=put, alt=alt, **desc)
+                     put=put, alt=alt, put_backs=put_backs, **desc)
 
 
 def _predicted(geo: Geometry, pawns: Sequence[TrackedPawn], take: Sequence[int], relocate: tuple[int, str] | None,
@@ -331,7 +335,7 @@ def enumerate_candidates(geo: Geometry, pawns: Sequence[TrackedPawn], memo: dict
     for p in pawns:
         count[p.holder] = count.get(p.holder, 0) + 1
     cap = geo.capacity
-    out = [made(("none",), "none")]
+    out = [made(("none",) + tuple((p.holder, p.size, p.mass_g, p.sigma_g) for p in pawns), "none")]
     for h in geo.order:
         if count.get(h, 0) < cap[h]:
             for size in geo.mass:
@@ -555,6 +559,8 @@ def evidence_of(c: Candidate, m: Measurement, shift: float = 0.0, load: float | 
     if m.touches and c.touch_x:
         touches = _hands_of(c, m)
         pause = _with_pause(touches, c, m) - touches
+    elif m.touches and c.put_backs:
+        touches = _hands(c, m)      # (a put-back's touches and pause, mixed over the pawns it may have been)
     frequency = 0.0 if m.fan is None or m.censored1 else _rest_of(c, m, load)[2]
     return {"weight and torque": total - touches - pause - frequency, "swing frequency": frequency,
             "touches": touches, "pause": pause}
@@ -712,8 +718,10 @@ def _hands(c: Candidate, m: Measurement) -> float:
     first touch lifted (touches.pause_lift: the touches of a move are placed knowing its mover's mass, so a mover of
     the wrong mass is placed where its torque fits — foreign noisy 26902 at 314 s read M W7 → E2 as L W2 → E2, the
     pause 6.1 g under the weight before)."""
-    if not m.touches or not c.touch_x:
+    if not m.touches:
         return 0.0
+    if not c.touch_x:
+        return _put_back(c, m) if c.put_backs else 0.0
     key = (c.touch_x, c.size if len(c.touch_x) == 2 else None)
     whole = m._hands_said.get((key, c.lifts))
     if whole is not None:
@@ -722,6 +730,25 @@ def _hands(c: Candidate, m: Measurement) -> float:
     if said is None:
         said = m._hands_said[key] = _hands_of(c, m)
     m._hands_said[(key, c.lifts)] = said = _with_pause(said, c, m)
+    return said
+
+
+def _put_back(c: Candidate, m: Measurement) -> float:
+    """What the touches say of "nothing changed" (`c`). Hands that moved weight — a touch that took or left half
+    the lightest pawn on the arm or more — and changed nothing lifted a pawn and put it back where it was: a move
+    from its holder to the same holder, each pawn on the arm as likely, judged as a move's touches and pause are.
+    A touch that moved no weight (a hand steadying the arm) says nothing of it. (Paying nothing for its touches,
+    "nothing changed" outran a move whose pinned, scattered touches cost it 8 nats: foreign seed 35200 game 0 turn
+    46, L E3 → E2 tipped the arm and was read as nothing at 0.994.)"""
+    light = 0.5 * min(mass for _, mass, _, _ in c.put_backs)
+    if not any(abs(t.lifted) >= light for t in m.touches):
+        return 0.0
+    key = ("none", c.put_backs)
+    said = m._hands_said.get(key)
+    if said is None:
+        each = [_hands(replace(c, kind="move", size=size, touch_x=(x, x), lifts=(mass, sigma), put_backs=()), m)
+                for x, mass, sigma, size in c.put_backs]
+        said = m._hands_said[key] = _logsumexp(each) - math.log(len(each))
     return said
 
 

@@ -202,11 +202,15 @@ class ArmLink:
                 # is touched again, is its tip: the arm may well tip while the players clear it)
                 if state.roll is not None and (self._pending is not None or self.question is not None
                                                or self.follower.judging):
-                    # judged once the players have said which move it was — or once the follower has named it: a
-                    # tip is reported on its own a second after the hands left, and a change near the tip may take
-                    # the longest look to name (our seed 22500001 turn 34: the tip went to the game before its move,
-                    # was refused, and never counted)
+                    # judged once the follower has named the move — or, when it could not, once the tip has settled
+                    # it (`_settled_by_tip`): a tip is reported on its own a second after the hands left, and a
+                    # change near the tip may take the longest look to name (our seed 22500001 turn 34: the tip
+                    # went to the game before its move, was refused, and never counted)
                     self._tip_waits = True
+                    if self.question is not None:
+                        self._settled_by_tip(self.question["change"], self.question["options"])
+                    elif self._pending is not None:
+                        self._settled_by_tip(self._pending[0], _options(self._pending[4]))
                     return
                 self._tip()
             return
@@ -255,6 +259,8 @@ class ArmLink:
             # measurement right (foreign seed 9204 turn 34: a placement at W4 read 0.7 s after the hands left as
             # W3's torque, which no legal move fits, and the rest it came to as W4's)
             self._pending = (change, legal, self._last_t, self._last_t + LOOK_AGAIN_S, matches)
+            if self._tip_waits:
+                self._settled_by_tip(change, _options(matches))
             return
         self._ask((change, legal, self._last_t, self._last_t, matches))
 
@@ -322,23 +328,40 @@ class ArmLink:
     def _ask(self, pending: tuple) -> None:
         change, _, _, _, matches = pending
         self._pending = None
-        fitting = [m for m in matches if m.fits][:QUESTION_OPTIONS]
-        if fitting:
-            text = "Which move was made? " + " or ".join(m.text for m in fitting) + "?"
+        options = _options(matches)
+        if self._tip_waits and self._settled_by_tip(change, options):
+            return
+        said = " or ".join(o["label"] for o in options)
+        if any(m.fits for m in matches):
+            text = "Which move was made? " + said + "?"
         else:
             # a reading no legal move fits is never the end of the turn: the sensors (or the model they are judged
             # by) may be wrong, the players know — the legal moves nearest the reading are offered, and any legal
             # move they name is taken (answer_move); if the pawns are wrong, putting them right is a change too
-            fitting = list(matches[:QUESTION_OPTIONS])
             text = ("What the arm shows matches no legal move for this roll: check the pawns. Which move was made? "
-                    + " or ".join(m.text for m in fitting) + " (or another legal move)?")
-        self.question = {
-            "text": text,
-            "options": [{"label": m.text, "move": m.move, "probability": round(m.probability, 3)}
-                        for m in fitting],
-            "change": change,
-        }
+                    + said + " (or another legal move)?")
+        self.question = {"text": text, "options": options, "change": change}
         self._report("question", self.question)
+
+    def _settled_by_tip(self, change, options: list[dict]) -> bool:
+        """The arm tipped while the turn's move was still unsure: the likeliest of `options` (the moves a question
+        offers, or would) is taken, with how sure the sensors were of it, and the tip after it. Whichever move it
+        was, the tip ends the mover's turn alike — the game over, or the mover out and the arm cleared — and players
+        whose arm has just tipped answer no question about it (foreign seed 35200 game 0: L E3 → E2 pinned the arm
+        at the board, was asked about at 0.06 with nothing at 0.92, and the tip waited for an answer for good)."""
+        state = self.host.state
+        if not options or state.options.tip_judge != "table" or state.over or state.roll is None:
+            return False
+        best = max(options, key=lambda o: o.get("probability", 0.0))
+        self._pending = None
+        self.question = None
+        p, applied = best.get("probability"), self.moves_applied
+        self._apply(best["move"], change, confidence=p)
+        if self.moves_applied > applied:
+            sure = "" if p is None else f", {100 * p:.0f} % likely"
+            self._say(f"the arm tipped before the sensors could tell its move: taken as {best['label']}{sure} "
+                      "(undo it on the page if it was another)")
+        return True
 
     def _caught_up(self) -> bool:
         """Whether the still arm now matches the change the page made; then the follower takes the game's pawns."""
@@ -658,6 +681,12 @@ class ArmLink:
         if state.over:
             return None   # the players clear the arm of a finished game as they like
         return self.follower.mismatch_report(game)
+
+
+def _options(matches) -> list[dict]:
+    """The options a question about `matches` offers (the fitting moves; none fitting, the nearest)."""
+    fitting = [m for m in matches if m.fits][:QUESTION_OPTIONS] or list(matches[:QUESTION_OPTIONS])
+    return [{"label": m.text, "move": m.move, "probability": round(m.probability, 3)} for m in fitting]
 
 
 def _confidence(matches, move: dict) -> float | None:

@@ -176,7 +176,10 @@ def test_the_evidence_of_an_account_is_its_likelihood_split_by_the_readings_that
         # the weight and torque's part is what the readings say without the hands
         assert parts["weight and torque"] == pytest.approx(log_likelihood(c, bare)[0], abs=1e-9)
         assert parts["swing frequency"] == 0.0          # (no swing measured)
-        if not c.touch_x:
+        if c.kind == "none":
+            # hands that moved weight and changed nothing put a pawn back where it was: touches at E2 then E7 say not
+            assert parts["touches"] < -3.0 and parts["pause"] == 0.0
+        elif not c.touch_x:
             assert parts["touches"] == parts["pause"] == 0.0
         said[(c.kind, c.size, c.from_holder, c.to_holder)] = parts
     ell, em = said[("move", "L", "E1", "E4")], said[("move", "M", "E2", "E7")]
@@ -270,6 +273,31 @@ def test_an_arm_seen_free_just_under_its_tip_did_not_tip_with_nothing_changed():
     loose = measure(0.0, 0.0, tau0=-0.5 * TIP, censored=-1)
     assert [round(s.probability, 9) for s in verdict(pawns, far, final=True).ranked] == \
         [round(s.probability, 9) for s in verdict(pawns, loose, final=True).ranked]
+
+
+def test_hands_that_moved_weight_and_changed_nothing_put_a_pawn_back_where_it_was():
+    # on the board at 97 % of the tip before and after, nothing changed is as likely as any move that tips the arm.
+    # Hands that lifted at E3 and set down at E2 made a move: "nothing changed" paid nothing for those touches and
+    # was read at 0.76 over the move (foreign seed 35200 game 0 turn 46: L E3 → E2 tipped the arm, read as nothing
+    # at 0.994). Now nothing is a pawn put back where it was, judged by its touches as a move to its own holder.
+    from companion.sensing.touches import Touch
+    x = GEO.x
+    pawns = weighed(("E1", "L"), ("E3", "L"), ("W5", "L"))
+    resting = measure(0.0, 0.0, tau0=0.97 * TIP, censored=1)
+
+    def told(*touches):
+        v = verdict(pawns, replace(resting, touches=touches, finger_mm=4.0), final=True)
+        return v.ranked[0].candidate.describe(), next(s.probability for s in v.ranked if s.candidate.kind == "none")
+
+    best, nothing = told(Touch(0.0, 0.4, x["E3"], 8.0, 10.0), Touch(0.6, 1.0, x["E2"], 8.0, -10.0))
+    assert best == "move L E3 → E2" and nothing < 0.2
+    best, nothing = told(Touch(0.0, 0.4, x["E3"], 8.0, 10.0), Touch(0.6, 1.0, x["E3"], 8.0, -10.0))
+    assert best == "no change" and nothing > 0.9
+    # a hand that moved no weight (steadying the arm) says nothing of it, wherever it touched
+    from companion.sensing.inference import evidence_of
+    steadied = replace(resting, touches=(Touch(0.0, 0.4, x["E6"], 8.0, 0.1),), finger_mm=4.0)
+    nothing = next(c for c in enumerate_candidates(GEO, pawns) if c.kind == "none")
+    assert evidence_of(nothing, steadied)["touches"] == 0.0
 
 
 def test_applying_a_placement_keeps_the_weighed_mass():

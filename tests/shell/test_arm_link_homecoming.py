@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+import pytest
+
 from companion.table.arm_link import ArmLink
 from companion.games import balance_duels as bd
 from companion.games.balance_duels import Pawn
@@ -172,3 +174,53 @@ def test_a_tip_due_at_the_very_look_that_names_its_move_reaches_the_game_after_t
     assert heard == [(named.t, "move"), (named.t, "tip")]
     assert state.over and state.result == "tip" and state.winners == (2,)
     assert not [d for k, d in said if k == "notice" and "refuses" in d]
+
+
+class LateTip(ArmFollower):
+    """A follower whose tip reaches the link a second after it found it (the link asks in the meantime)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.held_tips = []
+
+    def feed(self, t, sensor, value):
+        events = super().feed(t, sensor, value)
+        self.held_tips += [(t + 1.0, ev) for ev in events if ev.event == "tip"]
+        due = [ev for when, ev in self.held_tips if when <= t]
+        self.held_tips = [(when, ev) for when, ev in self.held_tips if when > t]
+        return [ev for ev in events if ev.event != "tip"] + due
+
+
+@pytest.mark.parametrize("ask_after_s, follower", [(2.0, ArmFollower), (0.0, LateTip)], ids=["still-looking", "asked"])
+def test_a_tip_settles_a_move_the_sensors_could_not_tell_with_the_likeliest_and_says_so(monkeypatch, ask_after_s,
+                                                                                         follower):
+    # players whose arm has just tipped answer no question about the move that tipped it, and whichever move it was
+    # the tip ends the mover's turn alike (foreign seed 35200 game 0: a tipping move asked about, never answered,
+    # and its tip waited for good). Here no reading is sure enough to apply a move unasked: the tip comes while the
+    # move is looked at again (or, asked at once and the tip late, while the question is open).
+    from companion.table import arm_link
+
+    monkeypatch.setattr(arm_link, "SURE", 1.01)
+    monkeypatch.setattr(arm_link, "ASK_AFTER_S", ask_after_s)
+    state = one_move_from_home(far_out=True)
+    script = TableScript(MODEL, "medium-80sps", seed=6, pawns=state.on_arm())
+    host = Host(state)
+    link = ArmLink(host, MODEL, follower(MODEL, script.calibration(), pawns=state.on_arm()), time=TableTime())
+    said = []
+    link.on_report(lambda kind, data: said.append((kind, data)))
+    applied = []
+    act = host.act
+    host.act = lambda action, source="page": (applied.append((action, link.applied_confidence)), act(action, source))
+    script.move("E6", "W4", "L")
+    script.wait(4.0)
+    for t, sensor, value in script.rows:
+        link.feed(t, sensor, value)
+    assert [a["type"] for a, _ in applied] == ["move", "tip"]
+    (move, sure), _ = applied
+    assert (move["move"]["from_holder"], move["move"]["to_holder"]) == ("E6", "W4") and 0.0 < sure < 1.01
+    assert host.state.over and host.state.result == "tip" and host.state.winners == (2,)
+    assert link.question is None and link._pending is None
+    asked = [k for k, _ in said if k == "question"]
+    assert asked == ([] if ask_after_s else ["question"])
+    notice = [d for k, d in said if k == "notice"]
+    assert len(notice) == 1 and "tipped before the sensors could tell its move" in notice[0] and "E6" in notice[0]

@@ -975,6 +975,21 @@ class Push:
     released_min: float = 0.0   # g, the most lifted that was put back before it (negative)
 
 
+def let_go(readings: Sequence[tuple[float, float]], contact: float, taps: Sequence[float],
+           dt: float) -> tuple[float, float]:
+    """`released` of the forces the cells' readings (t, g; in time order) show let go before `contact` (s). A force
+    that steps down is read under half of it as many periods later as the cells' settling (`taps`, the table's
+    learned shape) takes to reach half its weight, so the readings up to then say whether the FORCE fell before the
+    contact. One read later may be the hand letting go once the arm was down (ours, walked, seed 28300006 turn 37: a
+    press at W4 put the arm on the W board and was let go 0.1 s later, read within the cells' settling, and a press
+    at E6 "thrown back" from it fitted two loose touches: E6 → E7 applied at 0.9989 for W4 → W5); one read sooner is
+    not (foreign quiet 36818 turn 25, ζ 0.065: a press at W2 let go just before the arm swung onto the E board read
+    72 → 43 g by the contact and under half 0.05 s after it; taken as still held, only a press on the E side could
+    have put the arm there, and W2 → W4 was applied as E5 → E7 at 0.9999)."""
+    half = next((m for m, c in enumerate(itertools.accumulate(taps)) if c >= 0.5), 0)
+    return released([f for t, f in readings if t <= contact + half * dt])
+
+
 def released(forces: Sequence[float]) -> tuple[float, float]:
     """(g) The most a press read in `forces` (in time order) reached and then fell back under half of, and the most
     a lift reached (negative) and then came back over half of: forces let go within the series (Push)."""

@@ -10,7 +10,7 @@ from companion.sensing.filters import shared_runs
 from companion.sensing.follower.settings import LEARNED_REL, TOUCH_AFTER_SAMPLES, ZETA_LEARNED_REL
 from companion.sensing.pause_swing import lifted_torque, pause_stretch
 from companion.sensing.settling import Gesture, sharpened
-from companion.sensing.touches import HandSpread, Push, combined, pause_lift, released, split
+from companion.sensing.touches import HandSpread, Push, combined, let_go, pause_lift, split
 
 
 def _summed(traces: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -158,11 +158,8 @@ class TouchReading:
         swing = kappa * max(0.0, max(before, default=0.0) - 3.0 * noise)
         need = 0.5 * (self._tip_torque_for() - side * self.tau0 - swing)
         need_sigma = 0.5 * math.sqrt(self.var_tau0 + self.geo.tip_sigma ** 2 + (3.0 * kappa * noise) ** 2)
-        # let go before the contact by the readings taken before it: a reading lags its force, so a fall read only
-        # after the contact may be the hand letting go once the arm was down (ours, walked, seed 28300006 turn 37: a
-        # press at W4 put the arm on the W board and was let go 0.1 s later, read within the cells' settling, and a
-        # press at E6 "thrown back" from it fitted two loose touches: E6 → E7 applied at 0.9989 for W4 → W5)
-        up, down = released([w - self.w0 for tt, w in gesture.weights if a - dt <= tt <= hit])
+        up, down = let_go([(tt, w - self.w0) for tt, w in gesture.weights if a - dt <= tt], hit, self.settling.taps,
+                          dt)
         return Push(side, need, need_sigma, f_max if f_max > felt else 0.0, f_min if f_min < -felt else 0.0,
                     up if up > felt else 0.0, down if down < -felt else 0.0)
 
